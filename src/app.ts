@@ -1,0 +1,64 @@
+import crypto from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import { createServices, type Services } from './container.js';
+import type { Database } from './db/database.js';
+import { installErrorHandling } from './http/plugins/error-handler.js';
+import { installOpenApi } from './http/plugins/openapi.js';
+import { v3Routes } from './http/routes/v3/index.js';
+import { PARLEY_VERSION } from './version.js';
+
+export interface BuildAppOptions {
+  config: Pick<Config, 'region' | 'domain' | 'bodyLimit'>;
+  database: Database;
+  /** A Fastify logger option; silent when neither this nor loggerInstance is given. */
+  logger?: FastifyServerOptions['logger'];
+  /** A pino logger to use as the request logger. */
+  loggerInstance?: FastifyBaseLogger;
+  /** Fastify's https options, or undefined for plain HTTP. */
+  https?: { key: string | Buffer; cert: string | Buffer };
+}
+
+export interface ParleyApp {
+  app: FastifyInstance;
+  services: Services;
+}
+
+/** Builds the server without listening, so tests can inject requests. */
+export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
+  const tenancy = { region: options.config.region, domain: options.config.domain };
+  const fastifyOptions: FastifyServerOptions = {
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
+    bodyLimit: options.config.bodyLimit,
+    genReqId: () => crypto.randomUUID(),
+    // Answer 503 to requests arriving during shutdown, finish those in flight.
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
+  };
+  // The https and http overloads of Fastify() return differently typed instances; the routes
+  // don't care which server carries them.
+  const app = Fastify(
+    (options.https ? { ...fastifyOptions, https: options.https } : fastifyOptions) as FastifyServerOptions,
+  ) as unknown as FastifyInstance;
+  const typed = app.withTypeProvider<TypeBoxTypeProvider>();
+  const services = createServices(options.database, tenancy);
+
+  // An empty body with a JSON content type (common on DELETE) is read as no body.
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else jsonParser(request, body as string, done);
+  });
+
+  installErrorHandling(app, { bodyLimit: options.config.bodyLimit });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  await installOpenApi(app, tenancy, PARLEY_VERSION);
+
+  typed.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  await typed.register(v3Routes, { prefix: '/v3', services, tenancy });
+  await app.ready();
+  return { app, services };
+}

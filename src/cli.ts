@@ -1,0 +1,246 @@
+#!/usr/bin/env node
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createServices } from './container.js';
+import { DataDirLockedError } from './db/data-dir-lock.js';
+import type { ApiKeyScope, RequestContext } from './domain/context.js';
+import { AppError } from './domain/errors.js';
+import { createLogger, openMigratedDatabase, startServer, type RunningServer } from './server.js';
+import type { CreatedApp } from './services/apps.service.js';
+
+const USAGE = `Usage: parley <command> [options]
+
+Commands:
+  serve                          Start the server (configured by environment variables)
+      [--port N] [--data-dir DIR] [--region us|eu|in] [--domain NAME] [--insecure-http]
+  apps create --name NAME [--id APPID] [--region R] [--json]
+                                 Create an app with a fullAccess and an authOnly key
+  apps list [--json]             List the apps of this deployment
+  keys create --app APPID [--name NAME] [--scope fullAccess|authOnly] [--json]
+  keys list --app APPID [--json]
+  keys revoke --app APPID KEY    KEY: the key, or its masked form from 'keys list'
+
+Environment: PARLEY_PORT (3000), PARLEY_DATA_DIR (./data), DATABASE_URL (PostgreSQL instead
+of the embedded database), PARLEY_REGION (us), PARLEY_DOMAIN (localhost), PARLEY_TLS_CERT and
+PARLEY_TLS_KEY (PEM files), PARLEY_INSECURE_HTTP=1 (plain HTTP behind a TLS proxy),
+PARLEY_LOG_LEVEL (info).`;
+
+const OPTIONS = {
+  port: { type: 'string' },
+  'data-dir': { type: 'string' },
+  region: { type: 'string' },
+  domain: { type: 'string' },
+  'insecure-http': { type: 'boolean' },
+  name: { type: 'string' },
+  id: { type: 'string' },
+  app: { type: 'string' },
+  scope: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} satisfies ParseArgsConfig['options'];
+
+type Flags = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+class UsageError extends Error {}
+
+/** CLI flags mirror the environment variables and win over them. */
+function configFrom(flags: Flags): Config {
+  const env = { ...process.env };
+  if (flags.port !== undefined) env.PARLEY_PORT = flags.port;
+  if (flags['insecure-http']) env.PARLEY_INSECURE_HTTP = '1';
+  return loadConfig(env, { dataDir: flags['data-dir'], region: flags.region as Config['region'], domain: flags.domain });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values: flags, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const [command, sub, ...rest] = positionals;
+  if (flags.help || !command || command === 'help') {
+    console.log(USAGE);
+    return command || flags.help ? 0 : 2;
+  }
+  const config = configFrom(flags);
+  switch (command) {
+    case 'serve':
+      return serve(config);
+    case 'apps':
+      if (sub === 'create') return withServices(config, (services) => appsCreate(services, config, flags));
+      if (sub === 'list') return withServices(config, (services) => appsList(services, flags));
+      break;
+    case 'keys':
+      if (sub === 'create') return withServices(config, (services) => keysCreate(services, flags));
+      if (sub === 'list') return withServices(config, (services) => keysList(services, flags));
+      if (sub === 'revoke') return withServices(config, (services) => keysRevoke(services, flags, rest[0]));
+      break;
+  }
+  throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
+}
+
+// --- serve ----------------------------------------------------------------------------------
+
+async function serve(config: Config): Promise<number> {
+  const log = createLogger(config);
+  const server = await startServer(config, log);
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const origin = `${server.scheme}://${host}:${server.port}`;
+  log.info({ url: origin, engine: server.database.engine, region: config.region }, 'Parley is listening');
+  if (server.defaultApp) console.log(firstRunBanner(server, config, server.defaultApp));
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting at once');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'signal received');
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  return new Promise<number>(() => {}); // runs until a signal
+}
+
+function firstRunBanner(server: RunningServer, config: Config, app: CreatedApp): string {
+  const base = `${server.scheme}://${app.appId}.api-${app.region}.${config.domain}:${server.port}`;
+  const cacert = server.tls?.selfSigned ? `--cacert ${displayPath(server.tls.certPath)} ` : '';
+  return [
+    '',
+    `Parley is running (${server.database.engine === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'}).`,
+    'A default app was created. Keep these keys: they are not shown again.',
+    '',
+    `  App ID    ${app.appId}`,
+    `  Region    ${app.region}`,
+    `  REST key  ${app.apiKey}   (fullAccess)`,
+    `  Auth key  ${app.authKey}   (authOnly: creates users and auth tokens)`,
+    `  Base URL  ${base}/v3`,
+    `  API docs  ${server.scheme}://localhost:${server.port}/docs`,
+    '',
+    'Try it:',
+    `  curl ${cacert}${base}/v3/users \\`,
+    `    -H 'apiKey: ${app.apiKey}' -H 'content-type: application/json' \\`,
+    `    -d '{"uid":"alice","name":"Alice"}'`,
+    '',
+  ].join('\n');
+}
+
+/** A path relative to the working directory when it lies below it, else absolute. */
+function displayPath(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative && !relative.startsWith('..') ? relative : file;
+}
+
+// --- apps and keys ----------------------------------------------------------------------------
+
+type Services = ReturnType<typeof createServices>;
+
+async function withServices(config: Config, run: (services: Services) => Promise<number>): Promise<number> {
+  const log = createLogger({ logLevel: process.env.PARLEY_LOG_LEVEL ?? 'warn' }, 2);
+  const database = await openMigratedDatabase(config, log);
+  try {
+    return await run(createServices(database, config));
+  } finally {
+    await database.close();
+  }
+}
+
+function cliContext(appId: string): RequestContext {
+  return { appId, requestId: 'cli', log: createLogger({ logLevel: 'warn' }, 2) };
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`--${flag} is required.`);
+  return value;
+}
+
+async function appsCreate(services: Services, config: Config, flags: Flags): Promise<number> {
+  const app = await services.apps.create(cliContext(flags.id?.toLowerCase() ?? ''), { name: required(flags.name, 'name') });
+  if (flags.json) {
+    console.log(JSON.stringify({ appId: app.appId, region: app.region, apiKey: app.apiKey, authKey: app.authKey }));
+    return 0;
+  }
+  const scheme = config.insecureHttp ? 'http' : 'https';
+  const base = `${scheme}://${app.appId}.api-${app.region}.${config.domain}:${config.port}/v3`;
+  console.log(
+    [
+      `Created app "${app.name}". Keep these keys: they are not shown again.`,
+      `  App ID    ${app.appId}`,
+      `  Region    ${app.region}`,
+      `  REST key  ${app.apiKey}   (fullAccess)`,
+      `  Auth key  ${app.authKey}   (authOnly)`,
+      `  Base URL  ${base}`,
+      '',
+      `  curl ${scheme === 'https' && !config.tlsCertFile ? `--cacert ${displayPath(path.join(config.dataDir, 'tls', 'cert.pem'))} ` : ''}${base}/users -H 'apiKey: ${app.apiKey}'`,
+    ].join('\n'),
+  );
+  return 0;
+}
+
+async function appsList(services: Services, flags: Flags): Promise<number> {
+  const apps = await services.apps.list();
+  if (flags.json) console.log(JSON.stringify(apps));
+  else if (!apps.length) console.log('No apps yet. Create one with: parley apps create --name NAME');
+  else for (const app of apps) console.log(`${app.appId}\t${app.region}\t${app.name}`);
+  return 0;
+}
+
+async function requireApp(services: Services, flags: Flags): Promise<RequestContext> {
+  const appId = required(flags.app, 'app').toLowerCase();
+  if (!(await services.apps.list()).some((app) => app.appId === appId)) throw new UsageError(`No app with id ${appId}.`);
+  return cliContext(appId);
+}
+
+async function keysCreate(services: Services, flags: Flags): Promise<number> {
+  const ctx = await requireApp(services, flags);
+  const scope = (flags.scope ?? 'fullAccess') as ApiKeyScope;
+  if (scope !== 'fullAccess' && scope !== 'authOnly') throw new UsageError('--scope must be fullAccess or authOnly.');
+  const key = await services.apiKeys.create(ctx, { name: flags.name ?? `${scope} key`, scope });
+  if (flags.json) console.log(JSON.stringify(key));
+  else console.log(`${key.apiKey}\t${key.scope}\t${key.name}\n(Keep this key: it is not shown again.)`);
+  return 0;
+}
+
+async function keysList(services: Services, flags: Flags): Promise<number> {
+  const ctx = await requireApp(services, flags);
+  const { data } = await services.apiKeys.list(ctx, {});
+  if (flags.json) console.log(JSON.stringify(data));
+  else for (const key of data) console.log(`${key.apiKey}\t${key.scope}\t${key.name}`);
+  return 0;
+}
+
+async function keysRevoke(services: Services, flags: Flags, key: string | undefined): Promise<number> {
+  const ctx = await requireApp(services, flags);
+  const result = await services.apiKeys.delete(ctx, required(key, 'KEY (a positional argument)'));
+  console.log(result.message);
+  return 0;
+}
+
+// --- entry point ----------------------------------------------------------------------------
+
+// Run when executed (also through the npm bin symlink), not when imported by tests.
+const isEntryPoint = process.argv[1] !== undefined && import.meta.url === pathToFileURL(fs.realpathSync(process.argv[1])).href;
+if (isEntryPoint) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+        console.error(`parley: ${(error as Error).message}\n\n${USAGE}`);
+        process.exit(2);
+      }
+      if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof AppError) {
+        console.error(`parley: ${error.message}`);
+        process.exit(error instanceof ConfigError ? 2 : 1);
+      }
+      console.error('parley: failed:', error);
+      process.exit(1);
+    },
+  );
+}

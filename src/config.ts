@@ -1,0 +1,92 @@
+import path from 'node:path';
+
+export const REGIONS = ['us', 'eu', 'in'] as const;
+export type Region = (typeof REGIONS)[number];
+
+export interface Config {
+  port: number;
+  /** Address to bind. */
+  host: string;
+  dataDir: string;
+  /** PostgreSQL connection string; when absent the embedded database in dataDir is used. */
+  databaseUrl: string | undefined;
+  /** Connections in the PostgreSQL pool. */
+  databasePoolSize: number;
+  region: Region;
+  domain: string;
+  tlsCertFile: string | undefined;
+  tlsKeyFile: string | undefined;
+  insecureHttp: boolean;
+  logLevel: string;
+  /** Largest accepted request body on the general API, in bytes. */
+  bodyLimit: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Builds the one validated Config from environment variables; `overrides` come from CLI flags. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const config: Config = {
+    port: intVar(env, 'PARLEY_PORT', 3000, 0, 65535),
+    host: env.PARLEY_HOST || '0.0.0.0',
+    dataDir: path.resolve(env.PARLEY_DATA_DIR || './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    databasePoolSize: intVar(env, 'PARLEY_DB_POOL_SIZE', 20, 1, 1000),
+    region: regionVar(env.PARLEY_REGION),
+    domain: domainVar(env.PARLEY_DOMAIN),
+    tlsCertFile: env.PARLEY_TLS_CERT || undefined,
+    tlsKeyFile: env.PARLEY_TLS_KEY || undefined,
+    insecureHttp: boolVar(env, 'PARLEY_INSECURE_HTTP'),
+    logLevel: env.PARLEY_LOG_LEVEL || 'info',
+    bodyLimit: intVar(env, 'PARLEY_BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  };
+  const merged = { ...config, ...definedOnly(overrides) };
+  if (overrides.region !== undefined) merged.region = regionVar(overrides.region);
+  if (overrides.domain !== undefined) merged.domain = domainVar(overrides.domain);
+  if (overrides.dataDir !== undefined) merged.dataDir = path.resolve(overrides.dataDir);
+  if (Boolean(merged.tlsCertFile) !== Boolean(merged.tlsKeyFile)) {
+    throw new ConfigError('PARLEY_TLS_CERT and PARLEY_TLS_KEY must be set together.');
+  }
+  return merged;
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}; got "${raw}".`);
+  }
+  return value;
+}
+
+function boolVar(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (['', '0', 'false', 'no'].includes(raw)) return false;
+  if (['1', 'true', 'yes'].includes(raw)) return true;
+  throw new ConfigError(`${name} must be 1 or 0; got "${env[name]}".`);
+}
+
+export function regionVar(raw: string | undefined): Region {
+  const value = (raw || 'us').toLowerCase();
+  if (!(REGIONS as readonly string[]).includes(value)) {
+    throw new ConfigError(`PARLEY_REGION must be one of ${REGIONS.join(', ')}; got "${raw}".`);
+  }
+  return value as Region;
+}
+
+function domainVar(raw: string | undefined): string {
+  const value = (raw || 'localhost').toLowerCase().replace(/\.$/, '');
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(value)) {
+    throw new ConfigError(`PARLEY_DOMAIN must be a DNS name such as example.com; got "${raw}".`);
+  }
+  return value;
+}

@@ -1,0 +1,28 @@
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import { ApiKeysRepository } from './repositories/api-keys.repository.js';
+import { AppsRepository } from './repositories/apps.repository.js';
+import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
+import { UsersRepository } from './repositories/users.repository.js';
+import { ApiKeysService } from './services/api-keys.service.js';
+import { AppsService } from './services/apps.service.js';
+import { AuthTokensService } from './services/auth-tokens.service.js';
+import { UsersService } from './services/users.service.js';
+
+/** Composes database → repositories → services. Each service gets only what it uses. */
+export function createServices(database: Database, config: Pick<Config, 'region'>) {
+  const db = database.db;
+  const repositories = {
+    apps: new AppsRepository(db),
+    apiKeys: new ApiKeysRepository(db),
+    users: new UsersRepository(db),
+    authTokens: new AuthTokensRepository(db),
+  };
+  const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys });
+  const apps = new AppsService({ db, apps: repositories.apps, apiKeys, region: config.region });
+  const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
+  const users = new UsersService({ db, users: repositories.users, authTokens });
+  return { apps, apiKeys, authTokens, users };
+}
+
+export type Services = ReturnType<typeof createServices>;

@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite, types } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Logger } from '../domain/context.js';
+import { DataDirLock } from './data-dir-lock.js';
+import { PGliteDialect } from './pglite-dialect.js';
+import type { DB } from './schema.js';
+
+export type Engine = 'postgres' | 'pglite';
+
+export interface Database {
+  readonly engine: Engine;
+  readonly db: Kysely<DB>;
+  /**
+   * Tells the database that a bulk write of `rows` rows just committed. PGlite has no
+   * autovacuum, so after enough such rows it runs VACUUM ANALYZE to keep the planner's
+   * statistics fresh. PostgreSQL's own autovacuum does this already.
+   */
+  noteBulkWrite(rows: number): void;
+  /** Runs VACUUM ANALYZE now. */
+  vacuumAnalyze(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type DatabaseOptions =
+  | { engine: 'postgres'; url: string; poolSize?: number; log: Logger }
+  | {
+      engine: 'pglite';
+      /** Directory of the embedded database; omitted for an in-memory database (tests). */
+      dataDir?: string;
+      /** A dump to start from (tests use a migrated template). */
+      loadDataDir?: Blob;
+      log: Logger;
+    };
+
+/** Rows written in bulk after which PGlite is vacuumed and analysed. */
+const PGLITE_VACUUM_THRESHOLD = 5_000;
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.engine === 'postgres' ? openPostgres(options) : openPGlite(options);
+}
+
+async function openPostgres(options: { url: string; poolSize?: number; log: Logger }): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 20 });
+  // An idle client that loses its server emits 'error'; without a listener that kills the process.
+  pool.on('error', (error) => options.log.warn({ err: error }, 'idle PostgreSQL client failed'));
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await sql`select 1`.execute(db);
+  } catch (error) {
+    await db.destroy();
+    throw new Error(`Cannot connect to PostgreSQL at ${redactUrl(options.url)}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  return {
+    engine: 'postgres',
+    db,
+    noteBulkWrite() {},
+    async vacuumAnalyze() {
+      await sql`vacuum analyze`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; log: Logger }): Promise<Database> {
+  let lock: DataDirLock | undefined;
+  let pgDir: string | undefined;
+  if (options.dataDir) {
+    // PGlite's own mkdir is not recursive.
+    fs.mkdirSync(options.dataDir, { recursive: true });
+    lock = DataDirLock.acquire(options.dataDir);
+    pgDir = path.join(options.dataDir, 'pglite');
+    fs.mkdirSync(pgDir, { recursive: true });
+  }
+  let db: Kysely<DB>;
+  try {
+    const pglite = new PGlite({
+      ...(pgDir ? { dataDir: pgDir } : {}),
+      ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+      // bigint as a string of digits, as `pg` returns it, so both engines read alike.
+      parsers: { [types.INT8]: (value: string) => value },
+    });
+    await pglite.waitReady;
+    db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+
+  let rowsSinceVacuum = 0;
+  let vacuuming: Promise<void> | undefined;
+  const vacuumAnalyze = async () => {
+    rowsSinceVacuum = 0;
+    await sql`vacuum analyze`.execute(db);
+  };
+  return {
+    engine: 'pglite',
+    db,
+    noteBulkWrite(rows: number) {
+      rowsSinceVacuum += rows;
+      if (rowsSinceVacuum < PGLITE_VACUUM_THRESHOLD || vacuuming) return;
+      vacuuming = vacuumAnalyze()
+        .catch((error: unknown) => options.log.warn({ err: error }, 'VACUUM ANALYZE failed'))
+        .finally(() => (vacuuming = undefined));
+    },
+    vacuumAnalyze,
+    async close() {
+      await vacuuming;
+      try {
+        await db.destroy();
+      } finally {
+        lock?.release();
+      }
+    },
+  };
+}
+
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}

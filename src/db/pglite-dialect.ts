@@ -1,0 +1,118 @@
+import type { PGlite } from '@electric-sql/pglite';
+import {
+  CompiledQuery,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type DialectAdapter,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
+
+/**
+ * Kysely over PGlite. PGlite is one PostgreSQL backend with one session, so the driver hands
+ * out that single connection to one holder at a time: a transaction keeps it until it ends and
+ * every other query waits in line. The SQL is PostgreSQL's, unchanged.
+ */
+export class PGliteDialect implements Dialect {
+  constructor(private readonly pg: PGlite) {}
+
+  createAdapter(): DialectAdapter {
+    return new PostgresAdapter();
+  }
+  createDriver(): Driver {
+    return new PGliteDriver(this.pg);
+  }
+  createQueryCompiler(): QueryCompiler {
+    return new PostgresQueryCompiler();
+  }
+  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new PostgresIntrospector(db);
+  }
+}
+
+class PGliteDriver implements Driver {
+  private readonly connection: PGliteConnection;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly pg: PGlite) {
+    this.connection = new PGliteConnection(pg);
+  }
+
+  async init(): Promise<void> {
+    await this.pg.waitReady;
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    let release!: () => void;
+    const turn = new Promise<void>((resolve) => (release = resolve));
+    const previous = this.queue;
+    this.queue = previous.then(() => turn);
+    await previous;
+    this.connection.release = release;
+    return this.connection;
+  }
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    let statement = 'begin';
+    if (settings.isolationLevel) statement += ` isolation level ${settings.isolationLevel}`;
+    if (settings.accessMode) statement += ` ${settings.accessMode}`;
+    await connection.executeQuery(CompiledQuery.raw(statement));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as PGliteConnection).release();
+  }
+
+  async destroy(): Promise<void> {
+    await this.queue;
+    if (!this.pg.closed) await this.pg.close();
+  }
+}
+
+const ROW_COUNT_COMMANDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
+
+class PGliteConnection implements DatabaseConnection {
+  release: () => void = () => {};
+
+  constructor(private readonly pg: PGlite) {}
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    // Without parameters use the simple protocol, as `pg` does, so scripts of several
+    // statements (migrations) run as one call.
+    if (compiled.parameters.length === 0) {
+      const results = await this.pg.exec(compiled.sql);
+      const last = results[results.length - 1];
+      return toQueryResult<R>(last?.rows ?? [], last?.affectedRows, last?.command);
+    }
+    const result = await this.pg.query<R>(compiled.sql, compiled.parameters as unknown[], { rowMode: 'object' });
+    return toQueryResult<R>(result.rows, result.affectedRows, result.command);
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('Streaming queries are not supported on the embedded database.');
+  }
+}
+
+function toQueryResult<R>(rows: unknown[], affectedRows: number | undefined, command: string | undefined): QueryResult<R> {
+  const counts = command === undefined || ROW_COUNT_COMMANDS.has(command.toUpperCase());
+  return {
+    rows: rows as R[],
+    numAffectedRows: counts && affectedRows !== undefined ? BigInt(affectedRows) : undefined,
+  };
+}

@@ -1,0 +1,61 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** A timestamp column: read as Date, written as Date (or left to its default). */
+type Timestamp = ColumnType<Date, Date | undefined, Date>;
+type NullableTimestamp = ColumnType<Date | null, Date | null | undefined, Date | null>;
+/** json columns: parsed on read, written as a JSON string so key order is kept. */
+type Json = ColumnType<unknown, string | null | undefined, string | null>;
+
+export interface AppsTable {
+  id: string;
+  name: string;
+  region: string;
+  created_at: Generated<Date>;
+}
+
+export interface ApiKeysTable {
+  app_id: string;
+  key_hash: string;
+  /** Shown in listings instead of the key: first 8 and last 4 characters. */
+  key_hint: string;
+  name: string;
+  scope: 'fullAccess' | 'authOnly';
+  created_at: Generated<Date>;
+  updated_at: NullableTimestamp;
+}
+
+export interface UsersTable {
+  app_id: string;
+  uid: string;
+  name: string;
+  avatar: string | null;
+  link: string | null;
+  role: string;
+  status_message: string | null;
+  metadata: Json;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  status: Generated<string>;
+  created_at: Timestamp;
+  updated_at: NullableTimestamp;
+  last_active_at: NullableTimestamp;
+  deactivated_at: NullableTimestamp;
+}
+
+export interface AuthTokensTable {
+  app_id: string;
+  uid: string;
+  token_hash: string;
+  token_hint: string;
+  platform: string | null;
+  user_agent: string | null;
+  app_info: Json;
+  created_at: Generated<Date>;
+  updated_at: NullableTimestamp;
+}
+
+export interface DB {
+  apps: AppsTable;
+  api_keys: ApiKeysTable;
+  users: UsersTable;
+  auth_tokens: AuthTokensTable;
+}

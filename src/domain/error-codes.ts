@@ -1,0 +1,52 @@
+/**
+ * The error catalogue: every error code Parley answers with, its HTTP status and its default
+ * message. Codes are the vendor's (see NOTES.md §1.3); the two `ERR_PAYLOAD_TOO_LARGE` and
+ * `ERR_UNSUPPORTED_MEDIA_TYPE` are Parley's own, for transport failures the vendor leaves
+ * undocumented. No HTTP status is chosen anywhere else.
+ *
+ * Messages may hold `{name}` placeholders, filled from the params of an AppError.
+ */
+export const ERROR_CATALOGUE = {
+  // Tenancy and authentication
+  AUTH_ERR_EMPTY_APPID: {
+    status: 401,
+    message: 'The request names no app: send it to <appId>.api-<region>.<domain> or set the appId header.',
+  },
+  AUTH_ERR_INVALID_APPID: { status: 401, message: 'The app {appId} does not exist in this region ({region}).' },
+  AUTH_ERR_EMPTY_APIKEY: { status: 401, message: 'The apiKey header is missing.' },
+  AUTH_ERR_APIKEY_NOT_FOUND: { status: 401, message: 'The apiKey provided is not valid for this app.' },
+  AUTH_ERR_NO_ACCESS: {
+    status: 403,
+    message: 'The apiKey provided does not have access to this operation. Use a fullAccess key.',
+  },
+
+  // API keys
+  ERR_APIKEY_NOT_FOUND: { status: 404, message: 'The apiKey {apiKey} does not exist.' },
+  ERR_APIKEY_NO_SELF_ACTION: { status: 403, message: 'An apiKey cannot update or delete itself.' },
+  ERR_PLAN_QUOTA_RESTRICTION: { status: 403, message: 'The limit of {limit} {what} has been reached.' },
+
+  // Auth tokens
+  ERR_AUTH_TOKEN_NOT_FOUND: { status: 404, message: 'The auth token {authToken} does not exist for the UID {uid}.' },
+
+  // Users
+  ERR_UID_NOT_FOUND: { status: 404, message: 'The UID {uid} does not exist.' },
+  ERR_UID_ALREADY_EXISTS: { status: 400, message: 'The UID {uid} already exists.' },
+
+  // General
+  ERR_BAD_REQUEST: { status: 400, message: 'The request is not valid.' },
+  ERR_API_NOT_FOUND: { status: 404, message: 'The API {method} {url} does not exist.' },
+  ERR_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than {limit} bytes.' },
+  ERR_UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'The content type {contentType} is not supported. Send application/json.',
+  },
+  ERR_TOO_MANY_REQUESTS: { status: 429, message: 'Too many requests. Please retry after the specified time.' },
+  ERR_EXCEPTION: { status: 500, message: 'Something went wrong on the server. The error has been logged.' },
+  ERR_MISSION_FAILED: { status: 503, message: 'The server cannot complete the request right now. Retry later.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CATALOGUE, code);
+}

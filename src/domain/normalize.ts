@@ -1,0 +1,62 @@
+import { badRequest } from './errors.js';
+
+/**
+ * Normalisation shared by the REST path and the data import path, so that both apply the same
+ * rules. Shape rules (types, lengths, patterns) live in the TypeBox schemas; these are the
+ * rules a schema cannot express.
+ */
+
+/** uids, guids and role ids: alpha-dash, at most 100 characters; stored lower-cased. */
+export const ID_PATTERN = '^[a-zA-Z0-9_-]+$';
+export const ID_MAX_LENGTH = 100;
+
+export const LIMITS = {
+  nameLength: 100,
+  urlLength: 3000,
+  statusMessageLength: 1000,
+  /** Metadata, serialised as JSON (NOTES.md §3.1). */
+  metadataBytes: 5 * 1024,
+  tagsPerEntity: 25,
+  tagLength: 100,
+  /** uids per bulk deactivate / reactivate call. */
+  bulkUids: 1000,
+  apiKeysPerApp: 25,
+  apiKeyNameLength: 100,
+  authTokensPerUser: 100,
+  perPageMax: 1000,
+  perPageDefault: 100,
+} as const;
+
+export function normalizeId(raw: string): string {
+  return raw.toLowerCase();
+}
+
+/** Lower-cases and de-duplicates ids, keeping first-seen order. */
+export function normalizeIds(raw: readonly string[]): string[] {
+  return [...new Set(raw.map(normalizeId))];
+}
+
+/** De-duplicates tags, keeping first-seen order and case. */
+export function normalizeTags(raw: readonly string[]): string[] {
+  return [...new Set(raw)];
+}
+
+/**
+ * Serialises a metadata object, keeping its key order, and enforces the size limit.
+ * `null` and `undefined` pass through.
+ */
+export function metadataJson(value: unknown, field = 'metadata', maxBytes: number = LIMITS.metadataBytes): string | null | undefined {
+  if (value === undefined || value === null) return value;
+  const json = JSON.stringify(value);
+  if (Buffer.byteLength(json, 'utf8') > maxBytes) {
+    throw badRequest({ [field]: `must be at most ${maxBytes} bytes when serialised as JSON` });
+  }
+  return json;
+}
+
+/** Splits comma-separated query values (`tags=a,b`) and repeated ones (`tags=a&tags=b`) alike. */
+export function splitList(values: readonly string[] | undefined): string[] | undefined {
+  if (!values) return undefined;
+  const items = values.flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  return items.length ? items : undefined;
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiKeyScope, RequestContext } from '../../domain/context.js';
+import { AppError } from '../../domain/errors.js';
+import { normalizeId } from '../../domain/normalize.js';
+import type { AppsService } from '../../services/apps.service.js';
+import { resolveAppId, type TenancySettings } from './tenancy.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook on every authenticated route. */
+    ctx: RequestContext;
+  }
+  interface FastifyContextConfig {
+    /** The least key scope a route accepts; fullAccess unless it says authOnly. */
+    access?: ApiKeyScope;
+  }
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * Tenancy, then authentication, then access, for every route registered in `scope`:
+ * the app from the Host (or appId header), the apiKey header checked against that app's keys,
+ * and the key's scope against the route's. Runs before the body is read, so a refused
+ * request touches nothing.
+ */
+export function installAuth(scope: FastifyInstance, options: { apps: AppsService; tenancy: TenancySettings }): void {
+  scope.decorateRequest('ctx', null as unknown as RequestContext);
+  scope.addHook('onRequest', async (request) => {
+    const appId = resolveAppId(request.hostname, request.headers.appid, options.tenancy);
+    const ctx: RequestContext = { appId, requestId: request.id, log: request.log };
+    const credential = await options.apps.authenticate(ctx, header(request, 'apikey'));
+    if (credential.scope !== 'fullAccess' && request.routeOptions.config.access !== 'authOnly') {
+      throw new AppError('AUTH_ERR_NO_ACCESS');
+    }
+    const onBehalfOf = header(request, 'onbehalfof')?.trim();
+    request.ctx = { ...ctx, credential, ...(onBehalfOf ? { onBehalfOf: normalizeId(onBehalfOf) } : {}) };
+  });
+}

@@ -1,0 +1,67 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, badRequest, type ErrorDetails } from '../../domain/errors.js';
+
+/** Fastify's own 4xx errors, as catalogue errors. Anything not listed becomes ERR_BAD_REQUEST. */
+function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimit: number): AppError | undefined {
+  if (error.validation) return validationError(error);
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return badRequest({ body: 'is not valid JSON' }, 'The request body is not valid JSON.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('ERR_PAYLOAD_TOO_LARGE', {
+        params: { limit: request.routeOptions.bodyLimit ?? bodyLimit },
+      });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('ERR_UNSUPPORTED_MEDIA_TYPE', { params: { contentType: request.headers['content-type'] ?? '' } });
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return new AppError('ERR_BAD_REQUEST', { message: error.message });
+  return undefined;
+}
+
+function validationError(error: FastifyError): AppError {
+  const details: ErrorDetails = {};
+  const context = error.validationContext ?? 'body';
+  for (const issue of error.validation ?? []) {
+    const missing = (issue.params as { missingProperty?: string }).missingProperty;
+    const path = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    const field = [path, missing].filter(Boolean).join('.') || context;
+    const problem = missing ? 'is required' : (issue.message ?? 'is not valid');
+    details[field] ??= problem;
+  }
+  return badRequest(details);
+}
+
+export function errorBody(error: AppError) {
+  return {
+    error: {
+      code: error.code,
+      message: error.message,
+      devMessage: error.message,
+      ...(error.details ? { details: error.details } : {}),
+    },
+  };
+}
+
+/**
+ * One error handler for the whole server: catalogue errors are rendered in the vendor's shape,
+ * Fastify's 4xx errors are mapped onto the catalogue, and anything else is a logged 500 whose
+ * cause is not shown.
+ */
+export function installErrorHandling(app: FastifyInstance, options: { bodyLimit: number }): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    let appError = error instanceof AppError ? error : fromFastifyError(error, request, options.bodyLimit);
+    if (!appError) {
+      request.log.error({ err: error }, 'unhandled error');
+      appError = new AppError('ERR_EXCEPTION');
+    } else if (appError.status >= 500) {
+      request.log.error({ err: appError.cause ?? appError }, appError.message);
+    }
+    void reply.status(appError.status).send(errorBody(appError));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = new AppError('ERR_API_NOT_FOUND', { params: { method: request.method, url: request.url.split('?')[0]! } });
+    void reply.status(error.status).send(errorBody(error));
+  });
+}

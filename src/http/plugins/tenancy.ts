@@ -1,0 +1,33 @@
+import { AppError } from '../../domain/errors.js';
+
+const TENANT_HOST = /^([a-z0-9][a-z0-9-]*)\.api-([a-z0-9-]+)\.(.+)$/;
+
+export interface TenancySettings {
+  region: string;
+  domain: string;
+}
+
+/**
+ * The app a request is for: from a Host of the form `<appId>.api-<region>.<domain>` (any port),
+ * or, on any other host (localhost, an IP, a proxy's name), from the `appId` header.
+ * A host naming another region is refused: one deployment serves one region.
+ */
+export function resolveAppId(
+  hostname: string,
+  appIdHeader: string | string[] | undefined,
+  settings: TenancySettings,
+): string {
+  const match = TENANT_HOST.exec(hostname.toLowerCase());
+  if (match && match[3] === settings.domain) {
+    const [, appId, region] = match as unknown as [string, string, string];
+    if (region !== settings.region) {
+      throw new AppError('AUTH_ERR_INVALID_APPID', {
+        message: `This deployment serves region ${settings.region}; the request is for region ${region}.`,
+      });
+    }
+    return appId;
+  }
+  const header = Array.isArray(appIdHeader) ? appIdHeader[0] : appIdHeader;
+  if (!header?.trim()) throw new AppError('AUTH_ERR_EMPTY_APPID');
+  return header.trim().toLowerCase();
+}

@@ -1,0 +1,85 @@
+import type { Selectable } from 'kysely';
+import { translated } from '../db/driver-errors.js';
+import type { ApiKeysTable } from '../db/schema.js';
+import type { Executor } from '../db/transaction.js';
+import { escapeLike } from './sql-helpers.js';
+
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+
+/** A key is named by its hash (the plain key, hashed) or by its hint (the masked form). */
+export type ApiKeyRef = { keyHash: string } | { keyHint: string };
+
+export interface ApiKeyFilter {
+  scope?: 'fullAccess' | 'authOnly';
+  /** Case-insensitive substring of the name. */
+  nameContains?: string;
+}
+
+export class ApiKeysRepository {
+  constructor(private readonly db: Executor) {}
+
+  /**
+   * Inserts a key. Returns undefined, without aborting the transaction, when another key of
+   * the app already has the same hint, so the caller can draw a new key.
+   */
+  async create(
+    appId: string,
+    values: { keyHash: string; keyHint: string; name: string; scope: ApiKeyRow['scope'] },
+    tx: Executor = this.db,
+  ): Promise<ApiKeyRow | undefined> {
+    return translated(() =>
+      tx
+        .insertInto('api_keys')
+        .values({ app_id: appId, key_hash: values.keyHash, key_hint: values.keyHint, name: values.name, scope: values.scope })
+        .onConflict((oc) => oc.columns(['app_id', 'key_hint']).doNothing())
+        .returningAll()
+        .executeTakeFirst(),
+    );
+  }
+
+  async get(appId: string, ref: ApiKeyRef, tx: Executor = this.db): Promise<ApiKeyRow | undefined> {
+    let query = tx.selectFrom('api_keys').selectAll().where('app_id', '=', appId);
+    query = 'keyHash' in ref ? query.where('key_hash', '=', ref.keyHash) : query.where('key_hint', '=', ref.keyHint);
+    return query.executeTakeFirst();
+  }
+
+  async list(appId: string, filter: ApiKeyFilter = {}, tx: Executor = this.db): Promise<ApiKeyRow[]> {
+    let query = tx.selectFrom('api_keys').selectAll().where('app_id', '=', appId);
+    if (filter.scope) query = query.where('scope', '=', filter.scope);
+    if (filter.nameContains) query = query.where('name', 'ilike', `%${escapeLike(filter.nameContains)}%`);
+    return query.orderBy('created_at', 'desc').orderBy('key_hint').execute();
+  }
+
+  async count(appId: string, tx: Executor = this.db): Promise<number> {
+    const row = await tx
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('app_id', '=', appId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async update(
+    appId: string,
+    keyHash: string,
+    values: { name?: string; scope?: ApiKeyRow['scope'] },
+    tx: Executor = this.db,
+  ): Promise<ApiKeyRow | undefined> {
+    return tx
+      .updateTable('api_keys')
+      .set({ ...values, updated_at: new Date() })
+      .where('app_id', '=', appId)
+      .where('key_hash', '=', keyHash)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async delete(appId: string, keyHash: string, tx: Executor = this.db): Promise<boolean> {
+    const result = await tx
+      .deleteFrom('api_keys')
+      .where('app_id', '=', appId)
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+}

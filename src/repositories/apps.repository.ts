@@ -1,0 +1,54 @@
+import type { Selectable } from 'kysely';
+import { translated } from '../db/driver-errors.js';
+import type { AppsTable, ApiKeysTable } from '../db/schema.js';
+import type { Executor } from '../db/transaction.js';
+
+export type AppRow = Selectable<AppsTable>;
+
+export interface AppWithKey {
+  app: AppRow;
+  /** The key's scope, when the key hash belongs to the app. */
+  key: Pick<Selectable<ApiKeysTable>, 'key_hash' | 'scope'> | undefined;
+}
+
+export class AppsRepository {
+  constructor(private readonly db: Executor) {}
+
+  async create(appId: string, values: { name: string; region: string }, tx: Executor = this.db): Promise<AppRow> {
+    return translated(() =>
+      tx
+        .insertInto('apps')
+        .values({ id: appId, name: values.name, region: values.region })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    );
+  }
+
+  async get(appId: string, tx: Executor = this.db): Promise<AppRow | undefined> {
+    return tx.selectFrom('apps').selectAll().where('id', '=', appId).executeTakeFirst();
+  }
+
+  async list(tx: Executor = this.db): Promise<AppRow[]> {
+    return tx.selectFrom('apps').selectAll().orderBy('created_at').orderBy('id').execute();
+  }
+
+  async count(tx: Executor = this.db): Promise<number> {
+    const row = await tx.selectFrom('apps').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The app and, if the hash is one of its keys, that key: one round trip per request. */
+  async getWithKey(appId: string, keyHash: string, tx: Executor = this.db): Promise<AppWithKey | undefined> {
+    const row = await tx
+      .selectFrom('apps')
+      .leftJoin('api_keys', (join) =>
+        join.onRef('api_keys.app_id', '=', 'apps.id').on('api_keys.key_hash', '=', keyHash),
+      )
+      .select(['apps.id', 'apps.name', 'apps.region', 'apps.created_at', 'api_keys.key_hash', 'api_keys.scope'])
+      .where('apps.id', '=', appId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { key_hash, scope, ...app } = row;
+    return { app, key: key_hash && scope ? { key_hash, scope } : undefined };
+  }
+}

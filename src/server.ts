@@ -1,0 +1,137 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { destination as pinoDestination, pino, type Logger as PinoLogger } from 'pino';
+import { buildApp, type ParleyApp } from './app.js';
+import type { Config } from './config.js';
+import { openDatabase, type Database } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import type { Logger, RequestContext } from './domain/context.js';
+import type { CreatedApp } from './services/apps.service.js';
+import { createSelfSignedCertificate, parleyCertificateNames } from './tls/self-signed.js';
+
+export function createLogger(config: Pick<Config, 'logLevel'>, destination: 1 | 2 = 1): PinoLogger {
+  return pino({ level: config.logLevel }, pinoDestination({ dest: destination, sync: true }));
+}
+
+/** Opens the configured database (PostgreSQL, or the embedded one in the data dir) and migrates it. */
+export async function openMigratedDatabase(config: Config, log: Logger): Promise<Database> {
+  const database = config.databaseUrl
+    ? await openDatabase({ engine: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize, log })
+    : await openDatabase({ engine: 'pglite', dataDir: config.dataDir, log });
+  try {
+    await migrate(database, log);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return database;
+}
+
+export interface TlsFiles {
+  key: string;
+  cert: string;
+  /** Where the certificate is, for clients to trust it (`curl --cacert`). */
+  certPath: string;
+  selfSigned: boolean;
+}
+
+const RENEW_BEFORE_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * The configured certificate, or else a self-signed one for `*.api-<region>.<domain>`, made once
+ * and kept in the data dir. It is made anew when it no longer covers the configured names or
+ * is about to expire.
+ */
+export function loadTls(config: Config, log: Logger): TlsFiles {
+  if (config.tlsCertFile && config.tlsKeyFile) {
+    return {
+      cert: fs.readFileSync(config.tlsCertFile, 'utf8'),
+      key: fs.readFileSync(config.tlsKeyFile, 'utf8'),
+      certPath: config.tlsCertFile,
+      selfSigned: false,
+    };
+  }
+  const dir = path.join(config.dataDir, 'tls');
+  const certPath = path.join(dir, 'cert.pem');
+  const keyPath = path.join(dir, 'key.pem');
+  const names = parleyCertificateNames(config.region, config.domain);
+  if (fs.existsSync(certPath) && fs.existsSync(keyPath)) {
+    const cert = fs.readFileSync(certPath, 'utf8');
+    const x509 = new crypto.X509Certificate(cert);
+    const fresh = new Date(x509.validTo).getTime() - Date.now() > RENEW_BEFORE_MS;
+    if (fresh && x509.checkHost(`app.api-${config.region}.${config.domain}`)) {
+      return { cert, key: fs.readFileSync(keyPath, 'utf8'), certPath, selfSigned: true };
+    }
+  }
+  const generated = createSelfSignedCertificate(names);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(keyPath, generated.key, { mode: 0o600 });
+  fs.writeFileSync(certPath, generated.cert);
+  log.info({ certPath, names }, 'generated a self-signed TLS certificate');
+  return { ...generated, certPath, selfSigned: true };
+}
+
+export interface RunningServer extends ParleyApp {
+  database: Database;
+  port: number;
+  /** https://, or http:// when PARLEY_INSECURE_HTTP is set. */
+  scheme: 'https' | 'http';
+  tls: TlsFiles | undefined;
+  /** The app made on this first start of an empty deployment, with its keys. */
+  defaultApp: CreatedApp | undefined;
+  /** Stops accepting, finishes the requests in flight, then closes the database. */
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config, log: PinoLogger = createLogger(config)): Promise<RunningServer> {
+  const database = await openMigratedDatabase(config, log);
+  try {
+    if (config.insecureHttp) {
+      log.warn('PARLEY_INSECURE_HTTP is set: serving plain HTTP. Use this only behind a TLS-terminating proxy.');
+    }
+    const tls = config.insecureHttp ? undefined : loadTls(config, log);
+    const parley = await buildApp({
+      config,
+      database,
+      logger: undefined,
+      loggerInstance: log,
+      https: tls && { key: tls.key, cert: tls.cert },
+    });
+    const defaultApp = await createDefaultApp(parley, log);
+    await parley.app.listen({ port: config.port, host: config.host });
+    const port = (parley.app.server.address() as AddressInfo).port;
+    let closing: Promise<void> | undefined;
+    return {
+      ...parley,
+      database,
+      port,
+      scheme: tls ? 'https' : 'http',
+      tls,
+      defaultApp,
+      close() {
+        closing ??= (async () => {
+          log.info('shutting down: finishing requests in flight');
+          try {
+            await parley.app.close();
+          } finally {
+            await database.close();
+          }
+          log.info('stopped');
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
+
+/** On the first start of an empty deployment, one app, so a newcomer can call the API at once. */
+async function createDefaultApp({ services }: ParleyApp, log: Logger): Promise<CreatedApp | undefined> {
+  if ((await services.apps.count()) > 0) return undefined;
+  const ctx: RequestContext = { appId: '', requestId: 'startup', log };
+  return services.apps.create(ctx, { name: 'Default app' });
+}

@@ -1,0 +1,85 @@
+import crypto from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { UniqueViolation } from '../db/driver-errors.js';
+import type { DB } from '../db/schema.js';
+import { withTransaction } from '../db/transaction.js';
+import type { Credential, RequestContext } from '../domain/context.js';
+import { AppError, badRequest } from '../domain/errors.js';
+import { digestsEqual, sha256Hex } from '../domain/secrets.js';
+import { toUnix } from '../domain/time.js';
+import type { AppsRepository } from '../repositories/apps.repository.js';
+import type { ApiKeysService } from './api-keys.service.js';
+
+/** An app id is one DNS label, since it leads the host name: <appId>.api-<region>.<domain>. */
+export const APP_ID_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export interface App {
+  appId: string;
+  name: string;
+  region: string;
+  createdAt: number;
+}
+
+export interface CreatedApp extends App {
+  /** A fullAccess key ("Rest API Key"). */
+  apiKey: string;
+  /** An authOnly key ("Auth Key"). */
+  authKey: string;
+}
+
+export class AppsService {
+  constructor(
+    private readonly deps: {
+      db: Kysely<DB>;
+      apps: AppsRepository;
+      apiKeys: ApiKeysService;
+      /** This deployment's region: it serves apps of this region only. */
+      region: string;
+    },
+  ) {}
+
+  /** Creates an app with one fullAccess and one authOnly key. `ctx.appId` may be empty: one is generated. */
+  async create(ctx: RequestContext, input: { name: string }): Promise<CreatedApp> {
+    const appId = ctx.appId || crypto.randomBytes(8).toString('hex');
+    if (!APP_ID_PATTERN.test(appId)) {
+      throw badRequest({ appId: 'must be 1-63 lower-case letters, digits or dashes, not starting or ending with a dash' });
+    }
+    const name = input.name.trim();
+    if (!name || name.length > 100) throw badRequest({ name: 'must be 1-100 characters' });
+    try {
+      return await withTransaction(this.deps.db, 'create_app', async (tx) => {
+        const app = await this.deps.apps.create(appId, { name, region: this.deps.region }, tx);
+        const rest = await this.deps.apiKeys.insert(appId, { name: 'Rest API Key', scope: 'fullAccess' }, tx);
+        const auth = await this.deps.apiKeys.insert(appId, { name: 'Auth Key', scope: 'authOnly' }, tx);
+        return { appId, name: app.name, region: app.region, createdAt: toUnix(app.created_at), apiKey: rest.apiKey, authKey: auth.apiKey };
+      }, ctx.log);
+    } catch (error) {
+      if (error instanceof UniqueViolation) throw badRequest({ appId: `an app with id ${appId} already exists` });
+      throw error;
+    }
+  }
+
+  async list(): Promise<App[]> {
+    const rows = await this.deps.apps.list();
+    return rows.map((row) => ({ appId: row.id, name: row.name, region: row.region, createdAt: toUnix(row.created_at) }));
+  }
+
+  async count(): Promise<number> {
+    return this.deps.apps.count();
+  }
+
+  /**
+   * Checks that `ctx.appId` is an app of this region and that `apiKey` is one of its keys.
+   * One query; the key is looked up by its hash and the hashes compared in constant time.
+   */
+  async authenticate(ctx: RequestContext, apiKey: string | undefined): Promise<Credential> {
+    const keyHash = sha256Hex(apiKey ?? '');
+    const found = await this.deps.apps.getWithKey(ctx.appId, keyHash);
+    if (!found || found.app.region !== this.deps.region) {
+      throw new AppError('AUTH_ERR_INVALID_APPID', { params: { appId: ctx.appId, region: this.deps.region } });
+    }
+    if (!apiKey) throw new AppError('AUTH_ERR_EMPTY_APIKEY');
+    if (!found.key || !digestsEqual(found.key.key_hash, keyHash)) throw new AppError('AUTH_ERR_APIKEY_NOT_FOUND');
+    return { keyHash, scope: found.key.scope };
+  }
+}

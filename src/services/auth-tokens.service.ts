@@ -1,0 +1,136 @@
+import type { Kysely } from 'kysely';
+import { ForeignKeyViolation } from '../db/driver-errors.js';
+import type { DB } from '../db/schema.js';
+import { withTransaction, type Executor } from '../db/transaction.js';
+import type { RequestContext } from '../domain/context.js';
+import { AppError } from '../domain/errors.js';
+import { LIMITS, metadataJson, normalizeId } from '../domain/normalize.js';
+import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
+import { isMasked, maskAuthToken, newAuthToken, sha256Hex } from '../domain/secrets.js';
+import { toUnix, toUnixOrUndefined } from '../domain/time.js';
+import type { AuthTokenRef, AuthTokenRow, AuthTokensRepository } from '../repositories/auth-tokens.repository.js';
+import type { UsersRepository } from '../repositories/users.repository.js';
+
+export interface AuthToken {
+  uid: string;
+  /** The plain token right after creation; its masked form everywhere else. */
+  authToken: string;
+  createdAt: number;
+  updatedAt?: number;
+  platform?: string;
+  userAgent?: string;
+  appInfo?: Record<string, unknown>;
+}
+
+export class AuthTokensService {
+  constructor(
+    private readonly deps: {
+      db: Kysely<DB>;
+      authTokens: AuthTokensRepository;
+      users: UsersRepository;
+    },
+  ) {}
+
+  /**
+   * Issues a new token. Tokens are stored hashed, so an existing token can never be handed out
+   * again: every call (with or without `force`) issues a new one.
+   */
+  async create(ctx: RequestContext, rawUid: string): Promise<AuthToken> {
+    const uid = normalizeId(rawUid);
+    return withTransaction(this.deps.db, 'create_auth_token', async (tx) => {
+      if (!(await this.deps.users.getActive(ctx.appId, uid, tx))) throw uidNotFound(uid);
+      return this.issue(ctx, uid, tx);
+    }, ctx.log);
+  }
+
+  /** Issues a token for an existing user inside the caller's transaction. */
+  async issue(ctx: RequestContext, uid: string, tx: Executor): Promise<AuthToken> {
+    for (;;) {
+      const token = newAuthToken(uid, new Date());
+      let row: AuthTokenRow | undefined;
+      try {
+        row = await this.deps.authTokens.create(ctx.appId, { uid, tokenHash: sha256Hex(token), tokenHint: maskAuthToken(token, uid) }, tx);
+      } catch (error) {
+        if (error instanceof ForeignKeyViolation) throw uidNotFound(uid);
+        throw error;
+      }
+      if (!row) continue; // the user already has a token with this hint: draw again
+      await this.deps.authTokens.pruneOldest(ctx.appId, uid, LIMITS.authTokensPerUser, tx);
+      return { ...toAuthToken(row), authToken: token };
+    }
+  }
+
+  async list(ctx: RequestContext, rawUid: string, page: PageRequest): Promise<{ data: AuthToken[]; meta: PageMeta }> {
+    const uid = await this.requireUser(ctx, rawUid);
+    const { rows, total } = await this.deps.authTokens.list(ctx.appId, uid, page);
+    return { data: rows.map(toAuthToken), meta: pageMeta(page, total, rows.length) };
+  }
+
+  async get(ctx: RequestContext, rawUid: string, token: string): Promise<AuthToken> {
+    const uid = await this.requireUser(ctx, rawUid);
+    return toAuthToken(await this.find(ctx, uid, token));
+  }
+
+  async update(
+    ctx: RequestContext,
+    rawUid: string,
+    token: string,
+    changes: { platform?: string; userAgent?: string; appInfo?: Record<string, unknown> },
+  ): Promise<AuthToken> {
+    const uid = await this.requireUser(ctx, rawUid);
+    const row = await this.find(ctx, uid, token);
+    const appInfoJson = metadataJson(changes.appInfo, 'appInfo') ?? undefined;
+    const updated = await this.deps.authTokens.update(ctx.appId, row.token_hash, {
+      platform: changes.platform,
+      userAgent: changes.userAgent,
+      appInfoJson,
+    });
+    if (!updated) throw tokenNotFound(uid, token);
+    return toAuthToken(updated);
+  }
+
+  async delete(ctx: RequestContext, rawUid: string, token: string): Promise<{ success: true; message: string }> {
+    const uid = await this.requireUser(ctx, rawUid);
+    const row = await this.find(ctx, uid, token);
+    if (!(await this.deps.authTokens.delete(ctx.appId, row.token_hash))) throw tokenNotFound(uid, token);
+    return { success: true, message: `Auth token ${token} of uid ${uid} has been deleted successfully.` };
+  }
+
+  async flush(ctx: RequestContext, rawUid: string): Promise<{ success: true; message: string }> {
+    const uid = await this.requireUser(ctx, rawUid);
+    await this.deps.authTokens.deleteAllOf(ctx.appId, uid);
+    return { success: true, message: `Cleared Auth Tokens successfully for uid ${uid}.` };
+  }
+
+  private async requireUser(ctx: RequestContext, rawUid: string): Promise<string> {
+    const uid = normalizeId(rawUid);
+    if (!(await this.deps.users.get(ctx.appId, uid))) throw uidNotFound(uid);
+    return uid;
+  }
+
+  /** A token is named by its plain value or by the masked form that listings show. */
+  private async find(ctx: RequestContext, uid: string, token: string): Promise<AuthTokenRow> {
+    const ref: AuthTokenRef = isMasked(token) ? { tokenHint: token } : { tokenHash: sha256Hex(token) };
+    const row = await this.deps.authTokens.get(ctx.appId, uid, ref);
+    if (!row) throw tokenNotFound(uid, token);
+    return row;
+  }
+}
+
+function uidNotFound(uid: string): AppError {
+  return new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
+}
+
+function tokenNotFound(uid: string, token: string): AppError {
+  return new AppError('ERR_AUTH_TOKEN_NOT_FOUND', { params: { uid, authToken: token } });
+}
+
+function toAuthToken(row: AuthTokenRow): AuthToken {
+  const token: AuthToken = { uid: row.uid, authToken: row.token_hint, createdAt: toUnix(row.created_at) };
+  const updatedAt = toUnixOrUndefined(row.updated_at);
+  if (updatedAt !== undefined) token.updatedAt = updatedAt;
+  if (row.platform !== null) token.platform = row.platform;
+  if (row.user_agent !== null) token.userAgent = row.user_agent;
+  if (row.app_info !== null && row.app_info !== undefined) token.appInfo = row.app_info as Record<string, unknown>;
+  return token;
+}

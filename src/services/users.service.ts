@@ -1,0 +1,212 @@
+import type { Kysely } from 'kysely';
+import { UniqueViolation } from '../db/driver-errors.js';
+import type { DB } from '../db/schema.js';
+import { withTransaction } from '../db/transaction.js';
+import type { RequestContext } from '../domain/context.js';
+import { AppError } from '../domain/errors.js';
+import { metadataJson, normalizeId, normalizeIds, normalizeTags } from '../domain/normalize.js';
+import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
+import { toUnix, toUnixOrUndefined } from '../domain/time.js';
+import type { UserChanges, UserListFilter, UserRow, UsersRepository } from '../repositories/users.repository.js';
+import type { AuthTokensService } from './auth-tokens.service.js';
+
+export interface User {
+  uid: string;
+  name: string;
+  avatar?: string;
+  link?: string;
+  role: string;
+  status: string;
+  statusMessage?: string;
+  metadata?: Record<string, unknown>;
+  tags?: string[];
+  createdAt: number;
+  updatedAt?: number;
+  lastActiveAt?: number;
+  deactivatedAt?: number;
+  authToken?: string;
+}
+
+export interface CreateUserInput {
+  uid: string;
+  name: string;
+  avatar?: string;
+  link?: string;
+  role?: string;
+  statusMessage?: string;
+  metadata?: Record<string, unknown>;
+  tags?: string[];
+  withAuthToken?: boolean;
+}
+
+export type UnsettableUserField = 'avatar' | 'link' | 'metadata' | 'statusMessage' | 'tags';
+
+export interface UpdateUserInput {
+  name?: string;
+  avatar?: string;
+  link?: string;
+  role?: string;
+  statusMessage?: string;
+  metadata?: Record<string, unknown>;
+  tags?: string[];
+  unset?: UnsettableUserField[];
+}
+
+export interface ListUsersInput extends PageRequest {
+  searchKey?: string;
+  searchIn?: Array<'name' | 'uid'>;
+  status?: string;
+  roles?: string[];
+  tags?: string[];
+  withTags?: boolean;
+  onlyDeactivated?: boolean;
+  withDeactivated?: boolean;
+}
+
+/** The metadata key that is stored but never returned (the vendor keeps e-mail and phone there). */
+const PRIVATE_METADATA_KEY = '@private';
+
+export class UsersService {
+  constructor(
+    private readonly deps: {
+      db: Kysely<DB>;
+      users: UsersRepository;
+      authTokens: AuthTokensService;
+    },
+  ) {}
+
+  async create(ctx: RequestContext, input: CreateUserInput): Promise<User> {
+    const uid = normalizeId(input.uid);
+    const values = {
+      uid,
+      name: input.name,
+      avatar: input.avatar,
+      link: input.link,
+      role: input.role === undefined ? undefined : normalizeId(input.role),
+      statusMessage: input.statusMessage,
+      metadataJson: metadataJson(input.metadata),
+      tags: input.tags && normalizeTags(input.tags),
+    };
+    try {
+      return await withTransaction(this.deps.db, 'create_user', async (tx) => {
+        const row = await this.deps.users.create(ctx.appId, values, tx);
+        const user = toUser(row, { withTags: true });
+        if (input.withAuthToken) user.authToken = (await this.deps.authTokens.issue(ctx, uid, tx)).authToken;
+        return user;
+      }, ctx.log);
+    } catch (error) {
+      if (error instanceof UniqueViolation) throw new AppError('ERR_UID_ALREADY_EXISTS', { params: { uid } });
+      throw error;
+    }
+  }
+
+  async list(ctx: RequestContext, input: ListUsersInput): Promise<{ data: User[]; meta: PageMeta }> {
+    const filter: UserListFilter = {
+      searchKey: input.searchKey,
+      searchIn: input.searchIn,
+      status: input.status,
+      roles: input.roles && normalizeIds(input.roles),
+      tags: input.tags,
+      deactivated: input.onlyDeactivated ? 'only' : input.withDeactivated ? 'include' : 'exclude',
+    };
+    const page = { page: input.page, perPage: input.perPage };
+    const { rows, total } = await this.deps.users.list(ctx.appId, filter, page);
+    return {
+      data: rows.map((row) => toUser(row, { withTags: input.withTags ?? false })),
+      meta: pageMeta(page, total, rows.length),
+    };
+  }
+
+  async get(ctx: RequestContext, rawUid: string): Promise<User> {
+    await this.requireActor(ctx);
+    return toUser(await this.requireActive(ctx, rawUid), { withTags: true });
+  }
+
+  async update(ctx: RequestContext, rawUid: string, input: UpdateUserInput): Promise<User> {
+    const uid = normalizeId(rawUid);
+    const unset = new Set(input.unset ?? []);
+    const changes: UserChanges = {
+      name: input.name,
+      avatar: unset.has('avatar') ? null : input.avatar,
+      link: unset.has('link') ? null : input.link,
+      role: input.role === undefined ? undefined : normalizeId(input.role),
+      statusMessage: unset.has('statusMessage') ? null : input.statusMessage,
+      metadataJson: unset.has('metadata') ? null : metadataJson(input.metadata),
+      tags: unset.has('tags') ? [] : input.tags && normalizeTags(input.tags),
+    };
+    const row = await this.deps.users.update(ctx.appId, uid, changes);
+    if (!row) throw uidNotFound(uid);
+    return toUser(row, { withTags: true });
+  }
+
+  /** Soft delete deactivates the user; a permanent delete removes them and all they own. */
+  async delete(ctx: RequestContext, rawUid: string, permanent: boolean): Promise<{ success: true; message: string }> {
+    const uid = normalizeId(rawUid);
+    if (permanent) {
+      if (!(await this.deps.users.delete(ctx.appId, uid))) throw uidNotFound(uid);
+    } else {
+      const done = await withTransaction(this.deps.db, 'deactivate_user', async (tx) => {
+        if (!(await this.deps.users.getActive(ctx.appId, uid, tx))) return false;
+        await this.deps.users.setDeactivated(ctx.appId, [uid], true, tx);
+        return true;
+      }, ctx.log);
+      if (!done) throw uidNotFound(uid);
+    }
+    return { success: true, message: `User with ${uid} has been deleted successfully.` };
+  }
+
+  /** Returns the given uids that exist and are deactivated afterwards; unknown uids are left out. */
+  async deactivate(ctx: RequestContext, rawUids: string[]): Promise<{ deactivatedUids: string[] }> {
+    const deactivatedUids = await this.deps.users.setDeactivated(ctx.appId, normalizeIds(rawUids), true);
+    return { deactivatedUids };
+  }
+
+  /** Returns the given uids that exist and are active afterwards; unknown uids are left out. */
+  async reactivate(ctx: RequestContext, rawUids: string[]): Promise<{ nonDeactivatedUids: string[] }> {
+    const nonDeactivatedUids = await this.deps.users.setDeactivated(ctx.appId, normalizeIds(rawUids), false);
+    return { nonDeactivatedUids };
+  }
+
+  /**
+   * The user named by `onBehalfOf`, which must be an active user of this app; undefined when
+   * the request names none.
+   */
+  async requireActor(ctx: RequestContext): Promise<UserRow | undefined> {
+    if (ctx.onBehalfOf === undefined) return undefined;
+    return this.requireActive(ctx, ctx.onBehalfOf);
+  }
+
+  private async requireActive(ctx: RequestContext, rawUid: string): Promise<UserRow> {
+    const uid = normalizeId(rawUid);
+    const row = await this.deps.users.getActive(ctx.appId, uid);
+    if (!row) throw uidNotFound(uid);
+    return row;
+  }
+}
+
+function uidNotFound(uid: string): AppError {
+  return new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
+}
+
+export function publicMetadata(metadata: unknown): Record<string, unknown> | undefined {
+  if (metadata === null || metadata === undefined || typeof metadata !== 'object') return undefined;
+  const { [PRIVATE_METADATA_KEY]: _hidden, ...visible } = metadata as Record<string, unknown>;
+  return visible;
+}
+
+export function toUser(row: UserRow, options: { withTags: boolean }): User {
+  const user: User = { uid: row.uid, name: row.name, role: row.role, status: row.status, createdAt: toUnix(row.created_at) };
+  if (row.avatar !== null) user.avatar = row.avatar;
+  if (row.link !== null) user.link = row.link;
+  if (row.status_message !== null) user.statusMessage = row.status_message;
+  const metadata = publicMetadata(row.metadata);
+  if (metadata) user.metadata = metadata;
+  if (options.withTags && row.tags.length) user.tags = row.tags;
+  const updatedAt = toUnixOrUndefined(row.updated_at);
+  if (updatedAt !== undefined) user.updatedAt = updatedAt;
+  const lastActiveAt = toUnixOrUndefined(row.last_active_at);
+  if (lastActiveAt !== undefined) user.lastActiveAt = lastActiveAt;
+  const deactivatedAt = toUnixOrUndefined(row.deactivated_at);
+  if (deactivatedAt !== undefined) user.deactivatedAt = deactivatedAt;
+  return user;
+}
