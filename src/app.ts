@@ -7,6 +7,7 @@ import type { Database } from './db/database.js';
 import { installErrorHandling } from './http/plugins/error-handler.js';
 import { installOpenApi } from './http/plugins/openapi.js';
 import { v3Routes } from './http/routes/v3/index.js';
+import { validatorCompiler } from './schemas/validator.js';
 import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
@@ -34,7 +35,6 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     genReqId: () => crypto.randomUUID(),
     // Answer 503 to requests arriving during shutdown, finish those in flight.
     return503OnClosing: true,
-    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
   };
   // The https and http overloads of Fastify() return differently typed instances; the routes
   // don't care which server carries them.
@@ -51,6 +51,11 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     else jsonParser(request, body as string, done);
   });
 
+  app.setValidatorCompiler(validatorCompiler);
+  // A route with an optional body sees `{}` when none was sent; required fields still fail.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
+  });
   installErrorHandling(app, { bodyLimit: options.config.bodyLimit });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

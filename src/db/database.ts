@@ -21,6 +21,8 @@ export interface Database {
   noteBulkWrite(rows: number): void;
   /** Runs VACUUM ANALYZE now. */
   vacuumAnalyze(): Promise<void>;
+  /** The embedded database only: a tarball of its data dir (a backup, or a test template). */
+  dumpDataDir?(): Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -79,8 +81,9 @@ async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; log: 
     fs.mkdirSync(pgDir, { recursive: true });
   }
   let db: Kysely<DB>;
+  let pglite: PGlite;
   try {
-    const pglite = new PGlite({
+    pglite = new PGlite({
       ...(pgDir ? { dataDir: pgDir } : {}),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
       // bigint as a string of digits, as `pg` returns it, so both engines read alike.
@@ -110,6 +113,10 @@ async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; log: 
         .finally(() => (vacuuming = undefined));
     },
     vacuumAnalyze,
+    async dumpDataDir() {
+      // Through the driver's queue, so no transaction is half-way when the files are read.
+      return db.connection().execute(() => pglite.dumpDataDir('none'));
+    },
     async close() {
       await vacuuming;
       try {

@@ -53,10 +53,3 @@ export function metadataJson(value: unknown, field = 'metadata', maxBytes: numbe
   }
   return json;
 }
-
-/** Splits comma-separated query values (`tags=a,b`) and repeated ones (`tags=a&tags=b`) alike. */
-export function splitList(values: readonly string[] | undefined): string[] | undefined {
-  if (!values) return undefined;
-  const items = values.flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
-  return items.length ? items : undefined;
-}

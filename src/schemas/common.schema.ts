@@ -44,7 +44,7 @@ export const PageQuery = {
   page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1.' })),
 };
 
-/** Query values that may be sent repeated or comma-separated. */
+/** A list in a query: repeated (`a=1&a=2`) or comma-separated (`a=1,2`). */
 export const ListQuery = <T extends TSchema>(item: T, description: string) => Type.Array(item, { maxItems: 100, description });
 
 export const SuccessMessage = Type.Object({

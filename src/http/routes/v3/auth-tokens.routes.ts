@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
 import {
   AuthTokenDeleteResponse,
@@ -26,7 +25,7 @@ export const authTokensRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
         summary: 'Create',
         description: 'Issues a new auth token for the user. The answer holds it in plain text: it is not shown again.',
         params: UidParams,
-        body: Type.Optional(CreateAuthTokenBody),
+        body: CreateAuthTokenBody,
         response: { 200: AuthTokenResponse, ...errorResponses },
       },
     },

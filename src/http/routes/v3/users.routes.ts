@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { splitList } from '../../../domain/normalize.js';
 import type { Services } from '../../../container.js';
 import { errorResponses, OnBehalfOfHeader } from '../../../schemas/common.schema.js';
 import {
@@ -51,15 +50,15 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (request) => {
       const query = request.query;
-      const roles = [...(query.role ? [query.role] : []), ...(splitList(query.roles) ?? [])];
+      const roles = [...(query.role ? [query.role] : []), ...(query.roles ?? [])];
       return services.users.list(request.ctx, {
         page: query.page ?? 1,
         perPage: query.perPage ?? 100,
         searchKey: query.searchKey || undefined,
-        searchIn: splitList(query.searchIn) as Array<'name' | 'uid'> | undefined,
+        searchIn: query.searchIn,
         status: query.status,
         roles: roles.length ? roles : undefined,
-        tags: splitList(query.tags),
+        tags: query.tags,
         withTags: query.withTags,
         onlyDeactivated: query.onlyDeactivated,
         withDeactivated: query.withDeactivated,
@@ -108,7 +107,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         summary: 'Delete',
         description: 'Deactivates the user, or deletes them and all their data with `permanent: true`.',
         params: UidParams,
-        body: Type.Optional(DeleteUserBody),
+        body: DeleteUserBody,
         response: { 200: DeleteUserResponse, ...errorResponses },
       },
     },

@@ -1,0 +1,62 @@
+import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { TSchema } from '@sinclair/typebox';
+
+// ajv and ajv-formats are CommonJS with a default export.
+const Ajv = AjvModule.default ?? AjvModule;
+const addFormats = addFormatsModule.default ?? addFormatsModule;
+
+function newAjv(coerceTypes: false | 'array') {
+  const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+/** JSON bodies are validated as sent: a number is not a string. */
+const strict = newAjv(false);
+/** Query strings, path params and headers arrive as text and are coerced to the schema's types. */
+const coercing = newAjv('array');
+
+export type HttpPart = 'body' | 'querystring' | 'params' | 'headers';
+
+/** Validates one record against a body schema: the rules of the REST path, for the import path too. */
+export function compileBodyValidator<T extends TSchema>(schema: T): ValidateFunction {
+  return strict.compile(schema);
+}
+
+/** Names of the array-typed properties of an object schema. */
+function arrayProperties(schema: Record<string, any>): string[] {
+  const properties = (schema.properties ?? {}) as Record<string, { type?: string }>;
+  return Object.entries(properties)
+    .filter(([, property]) => property.type === 'array')
+    .map(([name]) => name);
+}
+
+/**
+ * Fastify's validator compiler. Array query values may come repeated (`tags=a&tags=b`) or
+ * comma-separated (`tags=a,b`, the vendor's `explode: false` style); both become one list
+ * before validation.
+ */
+export function validatorCompiler({ schema, httpPart }: { schema: Record<string, any>; httpPart?: string }) {
+  if (httpPart === 'body') return strict.compile(schema);
+  const validate = coercing.compile(schema);
+  const lists = httpPart === 'querystring' ? arrayProperties(schema) : [];
+  if (lists.length === 0) return validate;
+  const wrapped = (data: Record<string, unknown> | null) => {
+    if (data) {
+      for (const name of lists) {
+        const value = data[name];
+        if (value === undefined) continue;
+        const items = (Array.isArray(value) ? value : [value]).flatMap((item) =>
+          typeof item === 'string' ? item.split(',').map((part) => part.trim()).filter(Boolean) : [item],
+        );
+        data[name] = items;
+      }
+    }
+    const valid = validate(data);
+    wrapped.errors = validate.errors as ErrorObject[] | null | undefined;
+    return valid;
+  };
+  wrapped.errors = null as ErrorObject[] | null | undefined;
+  return wrapped;
+}

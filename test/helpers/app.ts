@@ -1,0 +1,90 @@
+import crypto from 'node:crypto';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import type { Services } from '../../src/container.js';
+import type { Database } from '../../src/db/database.js';
+import { silentLogger } from '../../src/domain/context.js';
+import type { CreatedApp } from '../../src/services/apps.service.js';
+import { createTestDatabase } from './db.js';
+
+export const TEST_REGION = 'us';
+export const TEST_DOMAIN = 'parley.test';
+
+export interface CallOptions {
+  method?: InjectOptions['method'];
+  body?: unknown;
+  query?: Record<string, string | string[]>;
+  headers?: Record<string, string>;
+  /** Which key: the app's fullAccess key (default), its authOnly key, a literal key, or none. */
+  key?: 'full' | 'auth' | 'none' | { literal: string };
+  onBehalfOf?: string;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  services: Services;
+  database: Database;
+  /** Two tenants, so every test can check that the other sees nothing. */
+  appA: CreatedApp;
+  appB: CreatedApp;
+  /** A request to `app`'s host with its key. */
+  call(app: CreatedApp, url: string, options?: CallOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export function hostOf(app: { appId: string }, region = TEST_REGION): string {
+  return `${app.appId}.api-${region}.${TEST_DOMAIN}`;
+}
+
+export async function createTestApp(): Promise<TestApp> {
+  const testDb = await createTestDatabase();
+  const { app, services } = await buildApp({
+    config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024 },
+    database: testDb.database,
+    logger: process.env.PARLEY_TEST_LOG ? { level: process.env.PARLEY_TEST_LOG } : false,
+  });
+  const newApp = (name: string) => services.apps.create({ appId: '', requestId: 'test', log: silentLogger }, { name });
+  const appA = await newApp('Test app A');
+  const appB = await newApp('Test app B');
+  return {
+    app,
+    services,
+    database: testDb.database,
+    appA,
+    appB,
+    call(target, url, options = {}) {
+      const headers: Record<string, string> = { host: hostOf(target), ...options.headers };
+      const key = options.key ?? 'full';
+      if (key === 'full') headers.apikey = target.apiKey;
+      else if (key === 'auth') headers.apikey = target.authKey;
+      else if (key !== 'none') headers.apikey = key.literal;
+      if (options.onBehalfOf !== undefined) headers.onbehalfof = options.onBehalfOf;
+      return app.inject({
+        method: options.method ?? 'GET',
+        url,
+        headers,
+        ...(options.query ? { query: options.query } : {}),
+        ...(options.body !== undefined ? { payload: options.body as InjectOptions['payload'] } : {}),
+      });
+    },
+    async close() {
+      await app.close();
+      await testDb.drop();
+    },
+  };
+}
+
+/** A unique id for a test object. */
+export function uniqueId(prefix = 'u'): string {
+  return `${prefix}-${crypto.randomBytes(5).toString('hex')}`;
+}
+
+/** The parsed body of a response. */
+export function body<T = any>(response: LightMyRequestResponse): T {
+  return response.json() as T;
+}
+
+/** The error code of a response. */
+export function errorCode(response: LightMyRequestResponse): string | undefined {
+  return (response.json() as { error?: { code?: string } }).error?.code;
+}

@@ -1,0 +1,87 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { loadMigrations, migrate } from '../../src/db/migrate.js';
+import { silentLogger } from '../../src/domain/context.js';
+
+/** The engine under test: PARLEY_TEST_DB=postgres, or the embedded PGlite (default). */
+export const TEST_ENGINE: 'postgres' | 'pglite' = process.env.PARLEY_TEST_DB === 'postgres' ? 'postgres' : 'pglite';
+
+/** A server database where tests may create and drop databases. */
+export const ADMIN_URL = process.env.PARLEY_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface TestDatabase {
+  database: Database;
+  /** The connection string, on PostgreSQL. */
+  url: string | undefined;
+  /** Closes the database and, on PostgreSQL, drops it. */
+  drop(): Promise<void>;
+}
+
+/** A fresh PostgreSQL database, dropped by the returned function. */
+export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `parley_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: ADMIN_URL });
+      await client.connect();
+      try {
+        await client.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/**
+ * A migrated PGlite dump, made once per machine and migration set, so each test file starts
+ * from it in under a second instead of running initdb.
+ */
+async function pgliteTemplate(): Promise<Blob> {
+  const migrations = loadMigrations();
+  const pkg = JSON.parse(fs.readFileSync(path.resolve('node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
+  const hash = crypto.createHash('sha256').update(pkg.version).update(JSON.stringify(migrations)).digest('hex').slice(0, 16);
+  const file = path.join(os.tmpdir(), `parley-pglite-template-${hash}.tar`);
+  if (fs.existsSync(file)) return new Blob([fs.readFileSync(file)]);
+  const database = await openDatabase({ engine: 'pglite', log: silentLogger });
+  await migrate(database, silentLogger, migrations);
+  const dump = await database.dumpDataDir!();
+  await database.close();
+  const temporary = `${file}.${process.pid}`;
+  fs.writeFileSync(temporary, Buffer.from(await dump.arrayBuffer()));
+  fs.renameSync(temporary, file);
+  return dump;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  if (TEST_ENGINE === 'postgres') {
+    const created = await createPostgresDatabase();
+    const database = await openDatabase({ engine: 'postgres', url: created.url, poolSize: 10, log: silentLogger });
+    await migrate(database, silentLogger);
+    return {
+      database,
+      url: created.url,
+      async drop() {
+        await database.close();
+        await created.drop();
+      },
+    };
+  }
+  const database = await openDatabase({ engine: 'pglite', loadDataDir: await pgliteTemplate(), log: silentLogger });
+  await migrate(database, silentLogger);
+  return { database, url: undefined, drop: () => database.close() };
+}
