@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { buildApp } from '../../src/app.js';
+import { body, createTestApp, errorCode, hostOf, type TestApp } from '../helpers/app.js';
+import { createTestDatabase } from '../helpers/db.js';
+
+let t: TestApp;
+before(async () => {
+  t = await createTestApp();
+});
+after(async () => {
+  await t.close();
+});
+
+describe('transport errors', () => {
+  it('answers an unknown route with a JSON ERR_API_NOT_FOUND', async () => {
+    for (const url of ['/v3/nothing-here', '/nothing', '/v3/users/a/b/c/d']) {
+      const response = await t.call(t.appA, url);
+      assert.equal(response.statusCode, 404);
+      assert.match(response.headers['content-type'] as string, /application\/json/);
+      assert.equal(errorCode(response), 'ERR_API_NOT_FOUND');
+    }
+  });
+
+  it('answers a wrong method with ERR_API_NOT_FOUND', async () => {
+    const response = await t.call(t.appA, '/v3/users', { method: 'PATCH', body: {} });
+    assert.equal(response.statusCode, 404);
+    assert.equal(errorCode(response), 'ERR_API_NOT_FOUND');
+  });
+
+  it('answers malformed JSON with ERR_BAD_REQUEST', async () => {
+    const response = await t.call(t.appA, '/v3/users', { method: 'POST', body: '{"uid":', headers: { 'content-type': 'application/json' } });
+    assert.equal(response.statusCode, 400);
+    const error = body(response).error;
+    assert.equal(error.code, 'ERR_BAD_REQUEST');
+    assert.match(error.message, /JSON/);
+  });
+
+  it('refuses prototype poisoning', async () => {
+    const response = await t.call(t.appA, '/v3/users', {
+      method: 'POST',
+      body: '{"uid":"proto","name":"x","__proto__":{"admin":true}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(response.statusCode, 400);
+    assert.equal(errorCode(response), 'ERR_BAD_REQUEST');
+  });
+
+  it('answers an oversized body with 413 ERR_PAYLOAD_TOO_LARGE', async () => {
+    const response = await t.call(t.appA, '/v3/users', {
+      method: 'POST',
+      body: JSON.stringify({ uid: 'big', name: 'x', metadata: { blob: 'x'.repeat(2 * 1024 * 1024) } }),
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(response.statusCode, 413);
+    assert.equal(errorCode(response), 'ERR_PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers a body that is not JSON with 415 ERR_UNSUPPORTED_MEDIA_TYPE', async () => {
+    const response = await t.call(t.appA, '/v3/users', { method: 'POST', body: 'uid=a&name=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    assert.equal(response.statusCode, 415);
+    assert.equal(errorCode(response), 'ERR_UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('sends every error in the vendor shape with a request id', async () => {
+    const response = await t.call(t.appA, '/v3/users/nobody');
+    const error = body(response).error;
+    assert.deepEqual(Object.keys(error).sort(), ['code', 'devMessage', 'message']);
+    assert.match(response.headers['x-request-id'] as string, /^[0-9a-f-]{36}$/);
+  });
+
+  it('answers /healthz', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/healthz' });
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(body(response), { status: 'ok' });
+  });
+});
+
+describe('server errors', () => {
+  it('answers a failure inside with ERR_EXCEPTION, hiding its cause', async () => {
+    const testDb = await createTestDatabase();
+    const { app, services } = await buildApp({
+      config: { region: 'us', domain: 'parley.test', bodyLimit: 1024 * 1024 },
+      database: testDb.database,
+    });
+    const created = await services.apps.create({ appId: '', requestId: 't', log: app.log }, { name: 'Doomed' });
+    await testDb.drop(); // the database goes away under the server
+    const response = await app.inject({ method: 'GET', url: '/v3/users', headers: { host: hostOf(created), apikey: created.apiKey } });
+    await app.close();
+    assert.equal(response.statusCode, 500);
+    const error = body(response).error;
+    assert.equal(error.code, 'ERR_EXCEPTION');
+    assert.doesNotMatch(JSON.stringify(error), /destroy|closed|terminat|connection|pglite|postgres/i);
+  });
+});
+
+describe('OpenAPI', () => {
+  const OPERATIONS = [
+    'create-user', 'list-users', 'get-user', 'update-user', 'delete-user', 'deactivate-users', 'reactivate-users',
+    'create-apikey', 'list-apikeys', 'get-apikey', 'update-apikey', 'delete-apikey',
+    'create-authtoken', 'list-authtokens', 'get-authtoken', 'update-authtoken', 'delete-authtoken', 'flush-authtokens',
+  ];
+
+  it('serves an OpenAPI 3 document at /openapi.json with the vendor operation ids', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(response.statusCode, 200);
+    const doc = body(response);
+    assert.match(doc.openapi, /^3\./);
+    const ids = Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>)
+      .flatMap((ops) => Object.values(ops).map((op) => op.operationId))
+      .filter(Boolean);
+    for (const id of OPERATIONS) assert.ok(ids.includes(id), `${id} in /openapi.json`);
+    assert.ok(doc.paths['/v3/users/{uid}'], 'path parameters in OpenAPI form');
+    assert.deepEqual(doc.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'apikey', description: 'An API key of the app.' });
+  });
+
+  it('serves the UI at /docs', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/docs' });
+    assert.equal(response.statusCode, 200);
+    assert.match(response.headers['content-type'] as string, /text\/html/);
+    assert.match(response.body, /swagger-ui/i);
+    const initializer = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    assert.equal(initializer.statusCode, 200);
+  });
+});
