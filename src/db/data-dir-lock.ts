@@ -24,9 +24,9 @@ export class DataDirLock {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const owner = readOwner(file);
-        if (owner !== undefined && owner !== process.pid && isRunning(owner)) {
+        if (owner !== undefined && isRunning(owner)) {
           throw new DataDirLockedError(
-            `The data dir ${dir} is in use by another Parley process (pid ${owner}). ` +
+            `The data dir ${dir} is in use by a running Parley process (pid ${owner}). ` +
               'Stop that process first, or point PARLEY_DATA_DIR at another directory. ' +
               'To run several processes on one database, use PostgreSQL (DATABASE_URL).',
           );

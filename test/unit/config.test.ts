@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('config', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 3000);
+    assert.equal(config.dataDir, path.resolve('./data'));
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.region, 'us');
+    assert.equal(config.domain, 'localhost');
+    assert.equal(config.insecureHttp, false);
+    assert.equal(config.tlsCertFile, undefined);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PARLEY_PORT: '8443',
+      PARLEY_DATA_DIR: '/srv/parley',
+      DATABASE_URL: 'postgres://db/parley',
+      PARLEY_REGION: 'EU',
+      PARLEY_DOMAIN: 'Chat.Example.com.',
+      PARLEY_TLS_CERT: '/c.pem',
+      PARLEY_TLS_KEY: '/k.pem',
+      PARLEY_INSECURE_HTTP: '1',
+    });
+    assert.equal(config.port, 8443);
+    assert.equal(config.dataDir, '/srv/parley');
+    assert.equal(config.databaseUrl, 'postgres://db/parley');
+    assert.equal(config.region, 'eu');
+    assert.equal(config.domain, 'chat.example.com');
+    assert.equal(config.tlsCertFile, '/c.pem');
+    assert.equal(config.insecureHttp, true);
+  });
+
+  it('lets flags override variables', () => {
+    const config = loadConfig({ PARLEY_REGION: 'eu', PARLEY_DATA_DIR: '/a' }, { region: 'in', dataDir: '/b' });
+    assert.equal(config.region, 'in');
+    assert.equal(config.dataDir, '/b');
+  });
+
+  for (const [what, env] of [
+    ['a port that is not a number', { PARLEY_PORT: 'http' }],
+    ['a port out of range', { PARLEY_PORT: '70000' }],
+    ['an unknown region', { PARLEY_REGION: 'mars' }],
+    ['a domain with a space', { PARLEY_DOMAIN: 'bad domain' }],
+    ['a certificate without a key', { PARLEY_TLS_CERT: '/c.pem' }],
+    ['an insecure flag that is not 0 or 1', { PARLEY_INSECURE_HTTP: 'sure' }],
+  ] as const) {
+    it(`refuses ${what} with a clear message`, () => {
+      assert.throws(() => loadConfig({ ...env }), ConfigError);
+    });
+  }
+});
