@@ -85,8 +85,9 @@ async function serve(config: Config): Promise<number> {
   const server = await startServer(config, log);
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const origin = `${server.scheme}://${host}:${server.port}`;
-  log.info({ url: origin, engine: server.database.engine, region: config.region }, 'Parley is listening');
   if (server.defaultApp) console.log(firstRunBanner(server, config, server.defaultApp));
+  // The last line of a start: tooling waits for it.
+  log.info({ url: origin, engine: server.database.engine, region: config.region }, 'Parley is listening');
 
   let stopping = false;
   const stop = (signal: string) => {

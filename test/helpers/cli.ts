@@ -1,0 +1,114 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createPostgresDatabase, TEST_ENGINE } from './db.js';
+
+const CLI = path.resolve('src/cli.ts');
+
+export interface Deployment {
+  env: NodeJS.ProcessEnv;
+  dataDir: string;
+  /** Removes the data dir and, on PostgreSQL, drops the database. */
+  destroy(): Promise<void>;
+}
+
+/** A data dir and, when testing PostgreSQL, a fresh database: what one deployment uses. */
+export async function newDeployment(extra: NodeJS.ProcessEnv = {}): Promise<Deployment> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-e2e-'));
+  const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PARLEY_DATA_DIR: dataDir,
+    PARLEY_PORT: '0',
+    PARLEY_HOST: '127.0.0.1',
+    PARLEY_LOG_LEVEL: 'info',
+    ...(pg ? { DATABASE_URL: pg.url } : { DATABASE_URL: '' }),
+    ...extra,
+  };
+  return {
+    env,
+    dataDir,
+    async destroy() {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      await pg?.drop();
+    },
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `parley ARGS` to completion. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  port: number;
+  scheme: 'https' | 'http';
+  /** Everything printed so far. */
+  output(): string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `parley serve` and waits until it listens. */
+export function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`parley serve did not start in time:\n${output}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      // The listening line is the last one a start prints (after any first-run banner).
+      const match = /"url":"(https?):\/\/[^:]+:(\d+)".*Parley is listening/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({
+          child,
+          port: Number(match[2]),
+          scheme: match[1] as 'https' | 'http',
+          output: () => output,
+          exited,
+          stop(signal: NodeJS.Signals = 'SIGTERM') {
+            child.kill(signal);
+            return exited;
+          },
+        });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`parley serve exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+/** The first-run banner's app id and keys. */
+export function parseBanner(output: string): { appId: string; apiKey: string; authKey: string } {
+  const appId = /App ID\s+(\S+)/.exec(output)?.[1];
+  const apiKey = /REST key\s+([0-9a-f]{40})/.exec(output)?.[1];
+  const authKey = /Auth key\s+([0-9a-f]{40})/.exec(output)?.[1];
+  if (!appId || !apiKey || !authKey) throw new Error(`no first-run banner in:\n${output}`);
+  return { appId, apiKey, authKey };
+}
