@@ -3,6 +3,7 @@ import type { Database } from './db/database.js';
 import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
 import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
+import { CredentialCache } from './repositories/credential-cache.js';
 import { UsersRepository } from './repositories/users.repository.js';
 import { ApiKeysService } from './services/api-keys.service.js';
 import { AppsService } from './services/apps.service.js';
@@ -10,11 +11,16 @@ import { AuthTokensService } from './services/auth-tokens.service.js';
 import { UsersService } from './services/users.service.js';
 
 /** Composes database → repositories → services. Each service gets only what it uses. */
-export function createServices(database: Database, config: Pick<Config, 'region'>) {
+export function createServices(
+  database: Database,
+  config: Pick<Config, 'region'>,
+  options: { credentialCacheTtlMs?: number } = {},
+) {
   const db = database.db;
+  const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
   const repositories = {
-    apps: new AppsRepository(db),
-    apiKeys: new ApiKeysRepository(db),
+    apps: new AppsRepository(db, credentials),
+    apiKeys: new ApiKeysRepository(db, credentials),
     users: new UsersRepository(db),
     authTokens: new AuthTokensRepository(db),
   };

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
 import type { ApiKeysTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import type { CredentialCache } from './credential-cache.js';
 import { escapeLike } from './sql-helpers.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -16,7 +17,11 @@ export interface ApiKeyFilter {
 }
 
 export class ApiKeysRepository {
-  constructor(private readonly db: Executor) {}
+  constructor(
+    private readonly db: Executor,
+    /** Key lookups cached for authentication, forgotten here when a key changes. */
+    private readonly credentials?: CredentialCache,
+  ) {}
 
   /**
    * Inserts a key. Returns undefined, without aborting the transaction, when another key of
@@ -65,21 +70,27 @@ export class ApiKeysRepository {
     values: { name?: string; scope?: ApiKeyRow['scope'] },
     tx: Executor = this.db,
   ): Promise<ApiKeyRow | undefined> {
-    return tx
+    this.credentials?.invalidate(appId, keyHash);
+    const row = await tx
       .updateTable('api_keys')
       .set({ ...values, updated_at: new Date() })
       .where('app_id', '=', appId)
       .where('key_hash', '=', keyHash)
       .returningAll()
       .executeTakeFirst();
+    // Again, in case a request cached the old key while the update ran.
+    this.credentials?.invalidate(appId, keyHash);
+    return row;
   }
 
   async delete(appId: string, keyHash: string, tx: Executor = this.db): Promise<boolean> {
+    this.credentials?.invalidate(appId, keyHash);
     const result = await tx
       .deleteFrom('api_keys')
       .where('app_id', '=', appId)
       .where('key_hash', '=', keyHash)
       .executeTakeFirst();
+    this.credentials?.invalidate(appId, keyHash);
     return result.numDeletedRows > 0n;
   }
 }

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
 import type { AppsTable, ApiKeysTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import { CredentialCache } from './credential-cache.js';
 
 export type AppRow = Selectable<AppsTable>;
 
@@ -12,7 +13,10 @@ export interface AppWithKey {
 }
 
 export class AppsRepository {
-  constructor(private readonly db: Executor) {}
+  constructor(
+    private readonly db: Executor,
+    private readonly credentials: CredentialCache = new CredentialCache(0),
+  ) {}
 
   async create(appId: string, values: { name: string; region: string }, tx: Executor = this.db): Promise<AppRow> {
     return translated(() =>
@@ -37,8 +41,13 @@ export class AppsRepository {
     return Number(row.n);
   }
 
-  /** The app and, if the hash is one of its keys, that key: one round trip per request. */
+  /**
+   * The app and, if the hash is one of its keys, that key: one round trip per request, none
+   * while the pair is cached.
+   */
   async getWithKey(appId: string, keyHash: string, tx: Executor = this.db): Promise<AppWithKey | undefined> {
+    const cached = this.credentials.get(appId, keyHash);
+    if (cached) return cached;
     const row = await tx
       .selectFrom('apps')
       .leftJoin('api_keys', (join) =>
@@ -49,6 +58,8 @@ export class AppsRepository {
       .executeTakeFirst();
     if (!row) return undefined;
     const { key_hash, scope, ...app } = row;
-    return { app, key: key_hash && scope ? { key_hash, scope } : undefined };
+    const found: AppWithKey = { app, key: key_hash && scope ? { key_hash, scope } : undefined };
+    if (found.key) this.credentials.set(appId, keyHash, found);
+    return found;
   }
 }

@@ -43,6 +43,9 @@ export interface UserListFilter {
   deactivated: 'exclude' | 'include' | 'only';
 }
 
+/** The users list's order and name search, matching the users_app_name index. */
+const NAME_ORDER = sql<string>`lower(name) collate "C"`;
+
 export class UsersRepository {
   constructor(private readonly db: Executor) {}
 
@@ -103,7 +106,7 @@ export class UsersRepository {
       query = query.where((eb) =>
         eb.or(
           fields.map((field) =>
-            field === 'uid' ? eb('uid', 'like', prefix) : eb(eb.fn('lower', ['name']), 'like', prefix),
+            field === 'uid' ? eb('uid', 'like', prefix) : eb(NAME_ORDER, 'like', prefix),
           ),
         ),
       );
@@ -111,7 +114,7 @@ export class UsersRepository {
     const [rows, count] = await Promise.all([
       query
         .selectAll()
-        .orderBy(sql`lower(name)`)
+        .orderBy(NAME_ORDER)
         .orderBy('uid')
         .limit(page.perPage)
         .offset(pageOffset(page))

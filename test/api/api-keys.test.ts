@@ -123,6 +123,16 @@ describe('update-apikey', () => {
     assert.equal((await t.call(t.appA, '/v3/apikeys', { key: { literal: key.apiKey } })).statusCode, 200, 'now fullAccess');
   });
 
+  it('takes a scope change into account at once, though keys are cached for authentication', async () => {
+    const key = await createKey('authOnly');
+    const asKey = () => t.call(t.appA, '/v3/users', { key: { literal: key.apiKey } });
+    assert.equal(errorCode(await asKey()), 'AUTH_ERR_NO_ACCESS');
+    await t.call(t.appA, `/v3/apikeys/${key.apiKey}`, { method: 'PUT', body: { scope: 'fullAccess' } });
+    assert.equal((await asKey()).statusCode, 200);
+    await t.call(t.appA, `/v3/apikeys/${key.apiKey}`, { method: 'PUT', body: { scope: 'authOnly' } });
+    assert.equal(errorCode(await asKey()), 'AUTH_ERR_NO_ACCESS');
+  });
+
   it('refuses to change the key making the request with ERR_APIKEY_NO_SELF_ACTION', async () => {
     const response = await t.call(t.appA, `/v3/apikeys/${t.appA.apiKey}`, { method: 'PUT', body: { scope: 'authOnly' } });
     assert.equal(response.statusCode, 403);

@@ -20,9 +20,10 @@ CREATE TABLE api_keys (
   UNIQUE (app_id, key_hint)
 );
 
+-- Ids compare byte-wise (COLLATE "C"), so one btree serves equality, prefix search and order.
 CREATE TABLE users (
   app_id         text NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
-  uid            text NOT NULL,
+  uid            text COLLATE "C" NOT NULL,
   name           text NOT NULL,
   avatar         text,
   link           text,
@@ -38,13 +39,13 @@ CREATE TABLE users (
   PRIMARY KEY (app_id, uid)
 );
 
--- The users list sorts by name, and searchKey is a prefix match on name or uid.
-CREATE INDEX users_app_name ON users (app_id, lower(name) text_pattern_ops, uid);
-CREATE INDEX users_app_uid_prefix ON users (app_id, uid text_pattern_ops);
+-- The users list sorts by name, and searchKey is a prefix match on name or uid (the primary
+-- key serves the uid prefix).
+CREATE INDEX users_app_name ON users (app_id, (lower(name) COLLATE "C"), uid);
 
 CREATE TABLE auth_tokens (
   app_id     text NOT NULL,
-  uid        text NOT NULL,
+  uid        text COLLATE "C" NOT NULL,
   token_hash text NOT NULL,
   token_hint text NOT NULL,
   platform   text,

@@ -1,0 +1,41 @@
+import autocannon from 'autocannon';
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  errors: number;
+  non2xx: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  durationSeconds: number;
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  headers?: Record<string, string>;
+  /** A body per request, for writes that must differ (unique ids). */
+  body?: () => string;
+}
+
+/** Drives a server with autocannon for a while and summarises throughput and latency. */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const makeBody = options.body;
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: options.durationSeconds,
+    method: options.method ?? 'GET',
+    headers: { ...(makeBody ? { 'content-type': 'application/json' } : {}), ...options.headers },
+    ...(makeBody ? { requests: [{ setupRequest: (request: any) => ({ ...request, body: makeBody() }) }] } : {}),
+  });
+  return {
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: result.requests.total,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
