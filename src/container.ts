@@ -21,7 +21,7 @@ export function createServices(
   const repositories = {
     apps: new AppsRepository(db, credentials),
     apiKeys: new ApiKeysRepository(db, credentials),
-    users: new UsersRepository(db),
+    users: new UsersRepository(db, (rows) => database.noteBulkWrite(rows)),
     authTokens: new AuthTokensRepository(db),
   };
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys });

@@ -47,7 +47,11 @@ export interface UserListFilter {
 const NAME_ORDER = sql<string>`lower(name) collate "C"`;
 
 export class UsersRepository {
-  constructor(private readonly db: Executor) {}
+  constructor(
+    private readonly db: Executor,
+    /** Told how many rows a bulk write changed (the embedded engine vacuums after many). */
+    private readonly noteBulkWrite: (rows: number) => void = () => {},
+  ) {}
 
   async create(appId: string, user: NewUser, tx: Executor = this.db): Promise<UserRow> {
     return translated(() =>
@@ -151,13 +155,14 @@ export class UsersRepository {
   async setDeactivated(appId: string, uids: string[], deactivated: boolean, tx: Executor = this.db): Promise<string[]> {
     if (uids.length === 0) return [];
     const now = new Date();
-    await tx
+    const changed = await tx
       .updateTable('users')
       .set(deactivated ? { deactivated_at: now, updated_at: now } : { deactivated_at: null, updated_at: now })
       .where('app_id', '=', appId)
       .where('uid', 'in', uids)
       .where('deactivated_at', deactivated ? 'is' : 'is not', null)
-      .execute();
+      .executeTakeFirst();
+    this.noteBulkWrite(Number(changed.numUpdatedRows));
     const rows = await tx
       .selectFrom('users')
       .select('uid')
