@@ -153,8 +153,10 @@ async function withServices(config: Config, run: (services: Services) => Promise
   }
 }
 
+const cliLog = createLogger({ logLevel: 'warn' }, 2);
+
 function cliContext(appId: string): RequestContext {
-  return { appId, requestId: 'cli', log: createLogger({ logLevel: 'warn' }, 2) };
+  return { appId, requestId: 'cli', log: cliLog };
 }
 
 function required(value: string | undefined, flag: string): string {
@@ -163,7 +165,7 @@ function required(value: string | undefined, flag: string): string {
 }
 
 async function appsCreate(services: Services, config: Config, flags: Flags): Promise<number> {
-  const app = await services.apps.create(cliContext(flags.id?.toLowerCase() ?? ''), { name: required(flags.name, 'name') });
+  const app = await services.apps.create(cliContext(''), { name: required(flags.name, 'name'), appId: flags.id });
   if (flags.json) {
     console.log(JSON.stringify({ appId: app.appId, region: app.region, apiKey: app.apiKey, authKey: app.authKey }));
     return 0;

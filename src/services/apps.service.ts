@@ -38,9 +38,12 @@ export class AppsService {
     },
   ) {}
 
-  /** Creates an app with one fullAccess and one authOnly key. `ctx.appId` may be empty: one is generated. */
-  async create(ctx: RequestContext, input: { name: string }): Promise<CreatedApp> {
-    const appId = ctx.appId || crypto.randomBytes(8).toString('hex');
+  /**
+   * Creates an app with one fullAccess and one authOnly key; without `appId`, one is generated.
+   * A deployment-level operation: `ctx.appId` is not used.
+   */
+  async create(ctx: RequestContext, input: { name: string; appId?: string }): Promise<CreatedApp> {
+    const appId = input.appId?.toLowerCase() || crypto.randomBytes(8).toString('hex');
     if (!APP_ID_PATTERN.test(appId)) {
       throw badRequest({ appId: 'must be 1-63 lower-case letters, digits or dashes, not starting or ending with a dash' });
     }

@@ -139,9 +139,12 @@ describe('onBehalfOf', () => {
 
 describe('apps service', () => {
   it('refuses an app id that cannot be a host name label, and a duplicate', async () => {
-    const ctx = (appId: string) => ({ appId, requestId: 't', log: silentLogger });
-    await assert.rejects(t.services.apps.create(ctx('Bad_Id'), { name: 'x' }), /appId/);
-    await assert.rejects(t.services.apps.create(ctx('-dash'), { name: 'x' }), /appId/);
-    await assert.rejects(t.services.apps.create(ctx(t.appA.appId), { name: 'x' }), /already exists/);
+    const ctx = { appId: '', requestId: 't', log: silentLogger };
+    await assert.rejects(t.services.apps.create(ctx, { name: 'x', appId: 'Bad_Id' }), /appId/);
+    await assert.rejects(t.services.apps.create(ctx, { name: 'x', appId: '-dash' }), /appId/);
+    await assert.rejects(t.services.apps.create(ctx, { name: 'x', appId: t.appA.appId }), /already exists/);
+    await assert.rejects(t.services.apps.create(ctx, { name: ' ' }), /name/);
+    const named = await t.services.apps.create(ctx, { name: 'Named', appId: 'Named-App' });
+    assert.equal(named.appId, 'named-app');
   });
 });
