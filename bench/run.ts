@@ -1,11 +1,15 @@
 // npm run bench: load scenarios against Parley, each reported as a ratio to a baseline measured
-// in the same run (these machines are shared and noisy, so absolute numbers mean little).
+// in the same run (these machines are shared and noisy, so only same-run ratios compare).
 //
-//   npm run bench [-- --engine pglite|postgres|all] [--duration 8] [--connections 16] [--only name]
+//   npm run bench [-- --engine pglite|postgres|all] [--duration 8] [--only NAME]
 //
-// Each server runs in its own process; autocannon drives it from this one, over loopback.
+// Baselines: a no-database Fastify route (for reads), and raw single-row INSERTs over the pg
+// driver at the same concurrency (for writes). Every server runs in its own process; autocannon
+// drives it from this one, over loopback.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { runLoad, type LoadResult } from './lib/load.js';
@@ -15,22 +19,38 @@ const { values } = parseArgs({
   options: {
     engine: { type: 'string', default: 'all' },
     duration: { type: 'string', default: '8' },
-    connections: { type: 'string', default: '16' },
     only: { type: 'string' },
+    users: { type: 'string', default: '100000' },
   },
 });
 const duration = Number(values.duration);
-const connections = Number(values.connections);
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const CONCURRENCIES = [16, 64];
 
 interface Row {
   scenario: string;
   engine: string;
+  connections: number;
   result: LoadResult;
   baseline: string;
+  baselineRate: number;
   ratio: number;
+  serverRssMb?: number;
 }
 const rows: Row[] = [];
+const wanted = (name: string) => !values.only || name.includes(values.only);
+
+function report(row: Omit<Row, 'ratio'>) {
+  const ratio = row.result.requestsPerSecond / row.baselineRate;
+  rows.push({ ...row, ratio });
+  const r = row.result;
+  const flags = r.errors || r.non2xx ? `  (${r.errors} errors, ${r.non2xx} non-2xx)` : '';
+  console.log(
+    `${row.scenario.padEnd(40)} ${row.engine.padEnd(8)} ${String(row.connections).padStart(3)} conn ` +
+      `${String(r.requestsPerSecond).padStart(7)} req/s  p50 ${String(r.p50Ms).padStart(4)} ms  p99 ${String(r.p99Ms).padStart(4)} ms  ` +
+      `${(ratio * 100).toFixed(0).padStart(4)}% of ${row.baseline}${flags}`,
+  );
+}
 
 async function postgresReachable(): Promise<boolean> {
   const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 2000 });
@@ -58,62 +78,93 @@ async function withPostgresDatabase<T>(run: (url: string) => Promise<T>): Promis
   }
 }
 
-function report(scenario: string, engine: string, result: LoadResult, baselineName: string, baseline: LoadResult) {
-  const ratio = result.requestsPerSecond / baseline.requestsPerSecond;
-  rows.push({ scenario, engine, result, baseline: baselineName, ratio });
-  const flags = result.errors || result.non2xx ? `  (${result.errors} errors, ${result.non2xx} non-2xx)` : '';
-  console.log(
-    `${scenario.padEnd(34)} ${engine.padEnd(9)} ${String(result.requestsPerSecond).padStart(7)} req/s  ` +
-      `p50 ${String(result.p50Ms).padStart(4)} ms  p99 ${String(result.p99Ms).padStart(4)} ms  ` +
-      `${(ratio * 100).toFixed(0).padStart(4)}% of ${baselineName}${flags}`,
-  );
+/** Raw single-row INSERT rate over the pg driver, measured in its own process. */
+function rawInsertRate(url: string, connections: number): Promise<{ insertsPerSecond: number; p99Ms: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('bench/raw-insert.ts')], {
+      env: { ...process.env, DATABASE_URL: url, BENCH_CONNECTIONS: String(connections), BENCH_DURATION: String(duration) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!)) : reject(new Error(`raw-insert exited ${code}`))));
+  });
 }
 
-const wanted = (name: string) => !values.only || name.includes(values.only);
+// --- read baseline ------------------------------------------------------------------------
+const fastify = new Map<number, LoadResult>();
+{
+  const server = await startServerProcess<{ port: number }>('baseline-server.ts');
+  for (const connections of CONCURRENCIES) {
+    const result = await runLoad({ url: `http://127.0.0.1:${server.info.port}/v3/users/bench-user`, connections, durationSeconds: duration });
+    fastify.set(connections, result);
+    console.log(`baseline: no-database Fastify, ${connections} connections: ${result.requestsPerSecond} req/s (p99 ${result.p99Ms} ms)`);
+  }
+  await server.stop();
+}
 
-// --- baseline -----------------------------------------------------------------------------
-const baselineServer = await startServerProcess<{ port: number }>('baseline-server.ts');
-const baseline = await runLoad({ url: `http://127.0.0.1:${baselineServer.info.port}/v3/users/bench-user`, connections, durationSeconds: duration });
-await baselineServer.stop();
-console.log(`baseline: no-database Fastify, ${baseline.requestsPerSecond} req/s (p99 ${baseline.p99Ms} ms), ${connections} connections, ${duration} s per scenario\n`);
-
-// --- Parley scenarios ---------------------------------------------------------------------
+// --- Parley -------------------------------------------------------------------------------
 async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: string) {
+  const inserts = new Map<number, number>();
+  if (databaseUrl && wanted('create user')) {
+    for (const connections of CONCURRENCIES) {
+      const raw = await rawInsertRate(databaseUrl, connections);
+      inserts.set(connections, raw.insertsPerSecond);
+      console.log(`baseline: raw pg INSERT, ${connections} connections: ${raw.insertsPerSecond} inserts/s (p99 ${raw.p99Ms} ms)`);
+    }
+  }
+  const users = Number(values.users);
   const server = await startServerProcess<{ port: number; appId: string; apiKey: string }>('parley-server.ts', {
     BENCH_ENGINE: engine,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    BENCH_USERS: '1000',
+    BENCH_USERS: String(users),
   });
   const base = `http://127.0.0.1:${server.info.port}`;
   const headers = { appid: server.info.appId, apikey: server.info.apiKey };
+  const seeded = `${Math.round(users / 1000)}k users`;
   try {
-    if (wanted('get user')) {
-      report('get user', engine, await runLoad({ url: `${base}/v3/users/seed-500`, connections, durationSeconds: duration, headers }), 'baseline', baseline);
+    for (const connections of CONCURRENCIES) {
+      const readBaseline = fastify.get(connections)!.requestsPerSecond;
+      if (wanted('get user')) {
+        const result = await runLoad({ url: `${base}/v3/users/seed-500`, connections, durationSeconds: duration, headers });
+        report({ scenario: `get user (${seeded})`, engine, connections, result, baseline: 'Fastify', baselineRate: readBaseline });
+      }
+      if (wanted('list users')) {
+        for (const page of [1, 500]) {
+          const result = await runLoad({ url: `${base}/v3/users?perPage=100&page=${page}`, connections, durationSeconds: duration, headers });
+          report({ scenario: `list users (100/page, page ${page}, ${seeded})`, engine, connections, result, baseline: 'Fastify', baselineRate: readBaseline });
+        }
+      }
+      if (wanted('create user')) {
+        let n = 0;
+        const tag = crypto.randomBytes(3).toString('hex');
+        const result = await runLoad({
+          url: `${base}/v3/users`,
+          method: 'POST',
+          connections,
+          durationSeconds: duration,
+          headers,
+          body: () => JSON.stringify({ uid: `bench-${tag}-${n++}`, name: 'Bench user', metadata: { n } }),
+        });
+        const raw = inserts.get(connections);
+        report({
+          scenario: 'create user',
+          engine,
+          connections,
+          result,
+          baseline: raw ? 'raw INSERT' : 'Fastify',
+          baselineRate: raw ?? readBaseline,
+          serverRssMb: server.rssMb(),
+        });
+      }
     }
-    if (wanted('list users')) {
-      const result = await runLoad({ url: `${base}/v3/users?perPage=100&page=3`, connections, durationSeconds: duration, headers });
-      report('list users (100 per page)', engine, result, 'baseline', baseline);
-    }
-    if (wanted('create user')) {
-      let n = 0;
-      const tag = crypto.randomBytes(3).toString('hex');
-      const result = await runLoad({
-        url: `${base}/v3/users`,
-        method: 'POST',
-        connections,
-        durationSeconds: duration,
-        headers,
-        body: () => JSON.stringify({ uid: `bench-${tag}-${n++}`, name: 'Bench user', metadata: { n } }),
-      });
-      report('create user', engine, result, 'baseline', baseline);
-    }
-    console.log(`  server RSS after the ${engine} scenarios: ${server.rssMb()} MB`);
+    console.log(`  ${engine} server RSS at the end: ${server.rssMb()} MB`);
   } finally {
     await server.stop();
   }
 }
 
-const engines = values.engine === 'all' ? ['pglite', 'postgres'] : [values.engine!];
+const engines = values.engine === 'all' ? ['postgres', 'pglite'] : [values.engine!];
 for (const engine of engines) {
   if (engine === 'postgres') {
     if (!(await postgresReachable())) {
@@ -127,5 +178,8 @@ for (const engine of engines) {
 }
 
 fs.mkdirSync('.bench', { recursive: true });
-fs.writeFileSync('.bench/latest.json', `${JSON.stringify({ at: new Date().toISOString(), connections, duration, baseline, rows }, null, 2)}\n`);
+fs.writeFileSync(
+  '.bench/latest.json',
+  `${JSON.stringify({ at: new Date().toISOString(), duration, fastify: Object.fromEntries(fastify), rows }, null, 2)}\n`,
+);
 console.log('\nresults written to .bench/latest.json');

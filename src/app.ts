@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { createServices, type Services } from './container.js';
 import type { Database } from './db/database.js';
 import { installErrorHandling } from './http/plugins/error-handler.js';
+import { assertNoNulInJson, assertNoNulInRequest } from './http/plugins/nul-guard.js';
 import { installOpenApi } from './http/plugins/openapi.js';
 import { v3Routes } from './http/routes/v3/index.js';
 import { validatorCompiler } from './schemas/validator.js';
@@ -47,13 +48,23 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   // An empty body with a JSON content type (common on DELETE) is read as no body.
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
-    else jsonParser(request, body as string, done);
+    const text = body as string;
+    if (text === '') return done(null, undefined);
+    jsonParser(request, text, (error, parsed) => {
+      if (error) return done(error, undefined);
+      try {
+        assertNoNulInJson(text, parsed);
+        done(null, parsed);
+      } catch (refused) {
+        done(refused as Error, undefined);
+      }
+    });
   });
 
   app.setValidatorCompiler(validatorCompiler);
   // A route with an optional body sees `{}` when none was sent; required fields still fail.
   app.addHook('preValidation', async (request) => {
+    assertNoNulInRequest(request);
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
   });
   installErrorHandling(app, { bodyLimit: options.config.bodyLimit });

@@ -17,19 +17,15 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   /** A body per request, for writes that must differ (unique ids). */
   body?: () => string;
+  /** Seconds of unmeasured load first, so the JIT has compiled the hot paths. Default 2. */
+  warmupSeconds?: number;
 }
 
 /** Drives a server with autocannon for a while and summarises throughput and latency. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const makeBody = options.body;
-  const result = await autocannon({
-    url: options.url,
-    connections: options.connections,
-    duration: options.durationSeconds,
-    method: options.method ?? 'GET',
-    headers: { ...(makeBody ? { 'content-type': 'application/json' } : {}), ...options.headers },
-    ...(makeBody ? { requests: [{ setupRequest: (request: any) => ({ ...request, body: makeBody() }) }] } : {}),
-  });
+  const warmup = options.warmupSeconds ?? 2;
+  if (warmup > 0) await drive(options, warmup);
+  const result = await drive(options, options.durationSeconds);
   return {
     requestsPerSecond: Math.round(result.requests.average),
     p50Ms: result.latency.p50,
@@ -38,4 +34,16 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
   };
+}
+
+function drive(options: LoadOptions, durationSeconds: number) {
+  const makeBody = options.body;
+  return autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: durationSeconds,
+    method: options.method ?? 'GET',
+    headers: { ...(makeBody ? { 'content-type': 'application/json' } : {}), ...options.headers },
+    ...(makeBody ? { requests: [{ setupRequest: (request: any) => ({ ...request, body: makeBody() }) }] } : {}),
+  });
 }

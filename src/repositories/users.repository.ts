@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
-import { translated } from '../db/driver-errors.js';
+import { Batcher } from '../db/batcher.js';
+import { translated, UniqueViolation } from '../db/driver-errors.js';
 import type { UsersTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { PageRequest } from '../domain/pagination.js';
@@ -43,6 +44,44 @@ export interface UserListFilter {
   deactivated: 'exclude' | 'include' | 'only';
 }
 
+/**
+ * Inserts users in one statement whatever their number: the rows travel as one JSON
+ * parameter, so the statement text (and its prepared plan) is the same for 1 row or 1,000.
+ * Rows whose uid exists already are skipped; the inserted rows are returned.
+ */
+async function insertUsers(db: Executor, items: Array<{ appId: string; user: NewUser }>): Promise<UserRow[]> {
+  const records = items.map(({ appId, user }) => {
+    const fields = JSON.stringify({
+      app_id: appId,
+      uid: user.uid,
+      name: user.name,
+      avatar: user.avatar ?? null,
+      link: user.link ?? null,
+      role: user.role ?? null,
+      status_message: user.statusMessage ?? null,
+      tags: user.tags ?? [],
+      created_at: user.createdAt?.toISOString() ?? null,
+      last_active_at: user.lastActiveAt?.toISOString() ?? null,
+      deactivated_at: user.deactivatedAt?.toISOString() ?? null,
+    });
+    // metadata is already JSON text: splice it in as is, keeping its key order.
+    return `${fields.slice(0, -1)},"metadata":${user.metadataJson ?? 'null'}}`;
+  });
+  const result = await translated(() =>
+    sql<UserRow>`
+      insert into users (app_id, uid, name, avatar, link, role, status_message, metadata, tags,
+                         created_at, last_active_at, deactivated_at)
+      select app_id, uid, name, avatar, link, coalesce(role, 'default'), status_message, metadata, tags,
+             coalesce(created_at, now()), last_active_at, deactivated_at
+      from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
+        app_id text, uid text, name text, avatar text, link text, role text, status_message text,
+        metadata json, tags text[], created_at timestamptz, last_active_at timestamptz, deactivated_at timestamptz)
+      on conflict (app_id, uid) do nothing
+      returning *`.execute(db),
+  );
+  return result.rows;
+}
+
 /** The users list's order and name search, matching the users_app_name index. */
 const NAME_ORDER = sql<string>`lower(name) collate "C"`;
 
@@ -53,28 +92,30 @@ export class UsersRepository {
     private readonly noteBulkWrite: (rows: number) => void = () => {},
   ) {}
 
+  /**
+   * Inserts a user; a uid that exists already rejects with UniqueViolation. Outside a
+   * transaction, concurrent inserts are coalesced into one statement (see Batcher).
+   */
   async create(appId: string, user: NewUser, tx: Executor = this.db): Promise<UserRow> {
-    return translated(() =>
-      tx
-        .insertInto('users')
-        .values({
-          app_id: appId,
-          uid: user.uid,
-          name: user.name,
-          avatar: user.avatar ?? null,
-          link: user.link ?? null,
-          role: user.role ?? 'default',
-          status_message: user.statusMessage ?? null,
-          metadata: user.metadataJson ?? null,
-          tags: user.tags ?? [],
-          created_at: user.createdAt ?? new Date(),
-          last_active_at: user.lastActiveAt ?? null,
-          deactivated_at: user.deactivatedAt ?? null,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
-    );
+    if (tx === this.db) return this.createBatcher.submit({ appId, user });
+    const [row] = await insertUsers(tx, [{ appId, user }]);
+    if (!row) throw new UniqueViolation('users_pkey', undefined);
+    return row;
   }
+
+  private readonly createBatcher = new Batcher<{ appId: string; user: NewUser }, UserRow>(
+    async (items) => {
+      const rows = await insertUsers(this.db, items);
+      const inserted = new Map(rows.map((row) => [`${row.app_id}\u0000${row.uid}`, row]));
+      return items.map(({ appId, user }) => {
+        const key = `${appId}\u0000${user.uid}`;
+        const row = inserted.get(key);
+        inserted.delete(key); // a uid twice in one batch: the first one wins
+        return row ?? new UniqueViolation('users_pkey', undefined);
+      });
+    },
+    { maxBatch: 1000, maxInFlight: 8 },
+  );
 
   /** A user, deactivated or not. */
   async get(appId: string, uid: string, tx: Executor = this.db): Promise<UserRow | undefined> {

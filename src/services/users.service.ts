@@ -88,10 +88,11 @@ export class UsersService {
       tags: input.tags && normalizeTags(input.tags),
     };
     try {
+      // One INSERT is atomic on its own; a transaction only when a token is issued with it.
+      if (!input.withAuthToken) return toUser(await this.deps.users.create(ctx.appId, values), { withTags: true });
       return await withTransaction(this.deps.db, 'create_user', async (tx) => {
-        const row = await this.deps.users.create(ctx.appId, values, tx);
-        const user = toUser(row, { withTags: true });
-        if (input.withAuthToken) user.authToken = (await this.deps.authTokens.issue(ctx, uid, tx)).authToken;
+        const user = toUser(await this.deps.users.create(ctx.appId, values, tx), { withTags: true });
+        user.authToken = (await this.deps.authTokens.issue(ctx, uid, tx)).authToken;
         return user;
       }, ctx.log);
     } catch (error) {

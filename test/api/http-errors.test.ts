@@ -62,6 +62,27 @@ describe('transport errors', () => {
     assert.equal(errorCode(response), 'ERR_UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('refuses the NUL character in bodies, paths and queries, which PostgreSQL text cannot hold', async () => {
+    const json = { 'content-type': 'application/json' };
+    const cases = [
+      { url: '/v3/users', method: 'POST' as const, body: '{"uid":"nul","name":"a\\u0000b"}', headers: json, field: 'name' },
+      { url: '/v3/users', method: 'POST' as const, body: '{"uid":"nul","name":"x","metadata":{"k\\u0000":1}}', headers: json, field: 'metadata.k\u0000' },
+      { url: '/v3/users/a%00b', method: 'GET' as const, field: 'uid' },
+      { url: '/v3/users?searchKey=a%00', method: 'GET' as const, field: 'searchKey' },
+    ];
+    for (const { field, ...request } of cases) {
+      const response = await t.call(t.appA, request.url, request);
+      assert.equal(response.statusCode, 400, response.body);
+      const error = body(response).error;
+      assert.equal(error.code, 'ERR_BAD_REQUEST');
+      assert.ok(field in error.details, JSON.stringify(error.details));
+    }
+    // A literal backslash-u sequence is text, not NUL.
+    const literal = await t.call(t.appA, '/v3/users', { method: 'POST', body: '{"uid":"literal-nul","name":"a\\\\u0000b"}', headers: json });
+    assert.equal(literal.statusCode, 200, literal.body);
+    assert.equal(body(literal).data.name, 'a\\u0000b');
+  });
+
   it('sends every error in the vendor shape with a request id', async () => {
     const response = await t.call(t.appA, '/v3/users/nobody');
     const error = body(response).error;

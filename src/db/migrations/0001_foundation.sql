@@ -1,5 +1,8 @@
 -- Apps (tenants), their API keys, users and users' auth tokens.
 -- app_id leads every key and index, so data can later be sharded by app.
+-- Per-app tables carry no foreign key to apps: every insert would lock the app's row
+-- (FOR KEY SHARE), and concurrent writes of one app would queue on it. Tenancy is checked
+-- on every request before anything is written.
 
 CREATE TABLE apps (
   id         text PRIMARY KEY,
@@ -9,7 +12,7 @@ CREATE TABLE apps (
 );
 
 CREATE TABLE api_keys (
-  app_id     text NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+  app_id     text NOT NULL,
   key_hash   text NOT NULL,
   key_hint   text NOT NULL,
   name       text NOT NULL,
@@ -22,7 +25,7 @@ CREATE TABLE api_keys (
 
 -- Ids compare byte-wise (COLLATE "C"), so one btree serves equality, prefix search and order.
 CREATE TABLE users (
-  app_id         text NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+  app_id         text NOT NULL,
   uid            text COLLATE "C" NOT NULL,
   name           text NOT NULL,
   avatar         text,

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Batcher } from '../../src/db/batcher.js';
+
+describe('Batcher', () => {
+  it('sends items submitted together as one batch, and answers each in order', async () => {
+    const batches: number[][] = [];
+    const batcher = new Batcher<number, number>(async (items) => {
+      batches.push(items);
+      return items.map((item) => item * 10);
+    }, { maxBatch: 100, maxInFlight: 1 });
+    const results = await Promise.all([1, 2, 3].map((n) => batcher.submit(n)));
+    assert.deepEqual(results, [10, 20, 30]);
+    assert.deepEqual(batches, [[1, 2, 3]]);
+  });
+
+  it('queues items while a batch is in flight and sends them as the next batch', async () => {
+    const batches: number[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const batcher = new Batcher<number, number>(async (items) => {
+      batches.push(items);
+      if (batches.length === 1) await gate;
+      return items;
+    }, { maxBatch: 100, maxInFlight: 1 });
+    const first = batcher.submit(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = [2, 3, 4].map((n) => batcher.submit(n));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(batches, [[1]], 'nothing more is sent while the first batch runs');
+    release();
+    assert.deepEqual(await Promise.all([first, ...later]), [1, 2, 3, 4]);
+    assert.deepEqual(batches, [[1], [2, 3, 4]]);
+  });
+
+  it('splits at maxBatch and runs up to maxInFlight batches at once', async () => {
+    let running = 0;
+    let most = 0;
+    const sizes: number[] = [];
+    const batcher = new Batcher<number, number>(async (items) => {
+      running++;
+      most = Math.max(most, running);
+      sizes.push(items.length);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      running--;
+      return items;
+    }, { maxBatch: 3, maxInFlight: 2 });
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => batcher.submit(i)));
+    assert.deepEqual(results, Array.from({ length: 10 }, (_, i) => i));
+    assert.ok(sizes.every((size) => size <= 3));
+    assert.equal(sizes.reduce((a, b) => a + b, 0), 10);
+    assert.equal(most, 2);
+  });
+
+  it('rejects only the items whose result is an Error, and every item when the batch fails', async () => {
+    const batcher = new Batcher<number, number>(async (items) => items.map((n) => (n % 2 ? new Error(`odd ${n}`) : n)), {
+      maxBatch: 10,
+      maxInFlight: 1,
+    });
+    const settled = await Promise.allSettled([1, 2, 3].map((n) => batcher.submit(n)));
+    assert.deepEqual(settled.map((s) => s.status), ['rejected', 'fulfilled', 'rejected']);
+    const failing = new Batcher<number, number>(async () => {
+      throw new Error('database down');
+    }, { maxBatch: 10, maxInFlight: 1 });
+    const all = await Promise.allSettled([1, 2].map((n) => failing.submit(n)));
+    assert.ok(all.every((s) => s.status === 'rejected' && /database down/.test(String(s.reason))));
+    // It keeps working after a failed batch.
+    assert.equal(await batcher.submit(4), 4);
+  });
+});
