@@ -41,6 +41,13 @@ export interface UsersTable {
   deactivated_at: NullableTimestamp;
 }
 
+export interface UserCountsTable {
+  app_id: string;
+  shard: number;
+  active: string;
+  deactivated: string;
+}
+
 export interface AuthTokensTable {
   app_id: string;
   uid: string;
@@ -57,5 +64,6 @@ export interface DB {
   apps: AppsTable;
   api_keys: ApiKeysTable;
   users: UsersTable;
+  user_counts: UserCountsTable;
   auth_tokens: AuthTokensTable;
 }

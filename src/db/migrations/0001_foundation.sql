@@ -46,6 +46,58 @@ CREATE TABLE users (
 -- key serves the uid prefix).
 CREATE INDEX users_app_name ON users (app_id, (lower(name) COLLATE "C"), uid);
 
+-- How many active and deactivated users each app has, for the unfiltered users list's total
+-- (a count(*) of 100k users costs ~30 ms). Statement-level triggers keep it right whatever
+-- writes users. Each app's count is spread over 16 rows, chosen by backend, so concurrent
+-- writers rarely wait on the same row; the total is their sum.
+CREATE TABLE user_counts (
+  app_id      text NOT NULL,
+  shard       smallint NOT NULL,
+  active      bigint NOT NULL DEFAULT 0,
+  deactivated bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (app_id, shard)
+);
+
+CREATE FUNCTION user_counts_apply() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  -- Each branch names only the transition tables its event has. Rows are grouped by app and
+  -- taken in app order, so two statements lock counter rows in the same order (no deadlock).
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO user_counts AS c (app_id, shard, active, deactivated)
+    SELECT app_id, pg_backend_pid() % 16, count(*) FILTER (WHERE deactivated_at IS NULL),
+           count(*) FILTER (WHERE deactivated_at IS NOT NULL)
+    FROM new_rows GROUP BY app_id ORDER BY app_id
+    ON CONFLICT (app_id, shard) DO UPDATE
+      SET active = c.active + excluded.active, deactivated = c.deactivated + excluded.deactivated;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO user_counts AS c (app_id, shard, active, deactivated)
+    SELECT app_id, pg_backend_pid() % 16, -count(*) FILTER (WHERE deactivated_at IS NULL),
+           -count(*) FILTER (WHERE deactivated_at IS NOT NULL)
+    FROM old_rows GROUP BY app_id ORDER BY app_id
+    ON CONFLICT (app_id, shard) DO UPDATE
+      SET active = c.active + excluded.active, deactivated = c.deactivated + excluded.deactivated;
+  ELSE
+    INSERT INTO user_counts AS c (app_id, shard, active, deactivated)
+    SELECT app_id, pg_backend_pid() % 16, sum(active), sum(deactivated)
+    FROM (SELECT app_id, (deactivated_at IS NULL)::int AS active, (deactivated_at IS NOT NULL)::int AS deactivated
+          FROM new_rows
+          UNION ALL
+          SELECT app_id, -(deactivated_at IS NULL)::int, -(deactivated_at IS NOT NULL)::int
+          FROM old_rows) AS delta
+    GROUP BY app_id HAVING sum(active) <> 0 OR sum(deactivated) <> 0 ORDER BY app_id
+    ON CONFLICT (app_id, shard) DO UPDATE
+      SET active = c.active + excluded.active, deactivated = c.deactivated + excluded.deactivated;
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER users_count_insert AFTER INSERT ON users
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION user_counts_apply();
+CREATE TRIGGER users_count_delete AFTER DELETE ON users
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION user_counts_apply();
+CREATE TRIGGER users_count_update AFTER UPDATE ON users
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION user_counts_apply();
+
 CREATE TABLE auth_tokens (
   app_id     text NOT NULL,
   uid        text COLLATE "C" NOT NULL,
