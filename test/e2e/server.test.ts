@@ -76,6 +76,21 @@ describe('parley serve over TLS', () => {
     assert.deepEqual(reply.body, { status: 'ok' });
   });
 
+  it('refuses plain HTTP on its TLS port', async () => {
+    const plain = new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port: server.port, path: '/v3/users', headers: { Host: host, apikey: app.apiKey } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    await assert.rejects(plain, /socket hang up|ECONNRESET|EPROTO|Parse Error/);
+  });
+
   it('serves the default app on its own host, with the apiKey header in any case', async () => {
     const created = await request(server, {
       path: '/v3/users',
