@@ -4,10 +4,14 @@ import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
 import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
 import { CredentialCache } from './repositories/credential-cache.js';
+import { GroupMembersRepository } from './repositories/group-members.repository.js';
+import { GroupsRepository } from './repositories/groups.repository.js';
 import { UsersRepository } from './repositories/users.repository.js';
 import { ApiKeysService } from './services/api-keys.service.js';
 import { AppsService } from './services/apps.service.js';
 import { AuthTokensService } from './services/auth-tokens.service.js';
+import { GroupMembersService } from './services/group-members.service.js';
+import { GroupsService } from './services/groups.service.js';
 import { UsersService } from './services/users.service.js';
 
 /** Composes database → repositories → services. Each service gets only what it uses. */
@@ -23,12 +27,17 @@ export function createServices(
     apiKeys: new ApiKeysRepository(db, credentials),
     users: new UsersRepository(db, (rows) => database.noteBulkWrite(rows)),
     authTokens: new AuthTokensRepository(db),
+    groups: new GroupsRepository(db),
+    groupMembers: new GroupMembersRepository(db),
   };
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys });
   const apps = new AppsService({ db, apps: repositories.apps, apiKeys, region: config.region });
   const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
   const users = new UsersService({ db, users: repositories.users, authTokens });
-  return { apps, apiKeys, authTokens, users };
+  const groupDeps = { db, groups: repositories.groups, members: repositories.groupMembers, users: repositories.users, usersService: users };
+  const groupMembers = new GroupMembersService(groupDeps);
+  const groups = new GroupsService({ ...groupDeps, membersService: groupMembers });
+  return { apps, apiKeys, authTokens, users, groups, groupMembers };
 }
 
 export type Services = ReturnType<typeof createServices>;

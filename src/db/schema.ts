@@ -60,10 +60,48 @@ export interface AuthTokensTable {
   updated_at: NullableTimestamp;
 }
 
+export type GroupType = 'public' | 'private' | 'password';
+export type MemberScope = 'admin' | 'moderator' | 'participant';
+
+export interface GroupsTable {
+  app_id: string;
+  guid: string;
+  name: string;
+  type: GroupType;
+  password_hash: string | null;
+  icon: string | null;
+  description: string | null;
+  metadata: Json;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  owner: string | null;
+  members_count: Generated<number>;
+  created_at: Timestamp;
+  updated_at: NullableTimestamp;
+}
+
+export interface GroupMembersTable {
+  app_id: string;
+  guid: string;
+  uid: string;
+  scope: MemberScope;
+  joined_at: Timestamp;
+}
+
+export interface GroupBansTable {
+  app_id: string;
+  guid: string;
+  uid: string;
+  banned_at: Timestamp;
+  banned_by: string | null;
+}
+
 export interface DB {
   apps: AppsTable;
   api_keys: ApiKeysTable;
   users: UsersTable;
   user_counts: UserCountsTable;
   auth_tokens: AuthTokensTable;
+  groups: GroupsTable;
+  group_members: GroupMembersTable;
+  group_bans: GroupBansTable;
 }

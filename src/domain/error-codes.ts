@@ -32,6 +32,24 @@ export const ERROR_CATALOGUE = {
   ERR_UID_NOT_FOUND: { status: 404, message: 'The UID {uid} does not exist.' },
   ERR_UID_ALREADY_EXISTS: { status: 400, message: 'The UID {uid} already exists.' },
 
+  // Groups, members and bans
+  ERR_GUID_NOT_FOUND: { status: 404, message: 'The GUID {guid} does not exist.' },
+  ERR_GUID_ALREADY_EXISTS: { status: 400, message: 'The GUID {guid} already exists.' },
+  ERR_EMPTY_GROUP_PASS: { status: 400, message: 'A password is required for a password-protected group.' },
+  ERR_WRONG_GROUP_PASS: { status: 400, message: 'The password for the group {guid} is wrong.' },
+  ERR_GROUP_JOIN_NOT_ALLOWED: { status: 403, message: 'The group {guid} is private: members must be added to it.' },
+  ERR_ALREADY_JOINED: { status: 400, message: 'The user {uid} is already a member of the group {guid}.' },
+  ERR_NOT_A_MEMBER: { status: 400, message: 'The user {uid} is not a member of the group {guid}.' },
+  ERR_GROUP_NOT_JOINED: { status: 403, message: 'The user {uid} has not joined the group {guid}.' },
+  ERR_SAME_SCOPE: { status: 400, message: 'The user {uid} already has the scope {scope} in the group {guid}.' },
+  ERR_BANNED_GROUPMEMBER: { status: 403, message: 'The user {uid} is banned from the group {guid}.' },
+  ERR_ALREADY_BANNED: { status: 400, message: 'The user {uid} is already banned from the group {guid}.' },
+  ERR_NOT_A_BANNED_USER: { status: 400, message: 'The user {uid} is not banned from the group {guid}.' },
+  ERR_GROUP_NO_CLEARANCE: { status: 403, message: 'The user {uid} is not allowed to do this to {target} in the group {guid}.' },
+  ERR_GROUP_NO_ADMIN_SCOPE: { status: 403, message: 'Only admins of the group {guid} may do this.' },
+  ERR_GROUP_NO_SCOPE_CLEARANCE: { status: 403, message: 'The user {uid} is not allowed to give or change the scope {scope} in the group {guid}.' },
+  ERR_GROUP_NO_SELF_ACTION: { status: 403, message: 'The user {uid} cannot do this to themselves.' },
+
   // General
   ERR_BAD_REQUEST: { status: 400, message: 'The request is not valid.' },
   ERR_API_NOT_FOUND: { status: 404, message: 'The API {method} {url} does not exist.' },

@@ -23,6 +23,12 @@ export const LIMITS = {
   apiKeysPerApp: 25,
   apiKeyNameLength: 100,
   authTokensPerUser: 100,
+  /** uids per add-members call, across its four arrays (and inline on create-group). */
+  membersPerCall: 25,
+  membersPerGroup: 100_000,
+  groupsPerUser: 2_000,
+  groupPasswordLength: 100,
+  groupDescriptionLength: 255,
   perPageMax: 1000,
   perPageDefault: 100,
 } as const;

@@ -15,3 +15,27 @@ export async function newUser(t: TestApp, app: CreatedApp, fields: UserFields = 
   assert.equal(response.statusCode, 200, response.body);
   return body(response).data;
 }
+
+export interface GroupFields {
+  guid?: string;
+  name?: string;
+  type?: 'public' | 'private' | 'password';
+  [field: string]: unknown;
+}
+
+/** Creates a group through the API (as `onBehalfOf` when given) and returns it. */
+export async function newGroup(
+  t: TestApp,
+  app: CreatedApp,
+  fields: GroupFields = {},
+  onBehalfOf?: string,
+): Promise<Record<string, any>> {
+  const guid = fields.guid ?? uniqueId('group');
+  const response = await t.call(app, '/v3/groups', {
+    method: 'POST',
+    body: { name: `Group ${guid}`, type: 'public', ...fields, guid },
+    ...(onBehalfOf ? { onBehalfOf } : {}),
+  });
+  assert.equal(response.statusCode, 200, response.body);
+  return body(response).data;
+}

@@ -1,0 +1,350 @@
+import type { Kysely } from 'kysely';
+import type { DB, MemberScope } from '../db/schema.js';
+import { withTransaction, type Executor } from '../db/transaction.js';
+import type { RequestContext } from '../domain/context.js';
+import { AppError, badRequest } from '../domain/errors.js';
+import { LIMITS, normalizeId } from '../domain/normalize.js';
+import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
+import { verifyPassword } from '../domain/passwords.js';
+import { toUnix } from '../domain/time.js';
+import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
+import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
+import type { UsersRepository } from '../repositories/users.repository.js';
+import { groupActor, rankOf, requireRank, SCOPE_RANK, type GroupActor } from './group-access.js';
+import { toUser, type User, type UsersService } from './users.service.js';
+
+/** The four arrays of an add-members call (and of create-group's inline `members`). */
+export const MEMBER_BUCKETS = ['admins', 'moderators', 'participants', 'usersToBan'] as const;
+export type MemberBucket = (typeof MEMBER_BUCKETS)[number];
+export type MembersInput = Partial<Record<MemberBucket, string[]>>;
+
+const BUCKET_SCOPE: Record<Exclude<MemberBucket, 'usersToBan'>, MemberScope> = {
+  admins: 'admin',
+  moderators: 'moderator',
+  participants: 'participant',
+};
+
+export type UidResult = { success: true } | { success: false; error: { code: string; message: string } };
+export type MembersResult = Partial<Record<MemberBucket, Record<string, UidResult>>>;
+
+export interface Member extends User {
+  scope: MemberScope;
+  joinedAt: number;
+}
+
+function failure(error: AppError): UidResult {
+  return { success: false, error: { code: error.code, message: error.message } };
+}
+
+/**
+ * One bucket per uid: a uid in several arrays is banned if it is in usersToBan, else it gets
+ * the highest scope it was given.
+ */
+export function assignBuckets(input: MembersInput): Array<{ uid: string; bucket: MemberBucket }> {
+  const chosen = new Map<string, MemberBucket>();
+  for (const bucket of ['usersToBan', 'admins', 'moderators', 'participants'] as const) {
+    for (const raw of input[bucket] ?? []) {
+      const uid = normalizeId(raw);
+      if (!chosen.has(uid)) chosen.set(uid, bucket);
+    }
+  }
+  return [...chosen].map(([uid, bucket]) => ({ uid, bucket }));
+}
+
+export class GroupMembersService {
+  constructor(
+    private readonly deps: {
+      db: Kysely<DB>;
+      groups: GroupsRepository;
+      members: GroupMembersRepository;
+      users: UsersRepository;
+      usersService: UsersService;
+    },
+  ) {}
+
+  /**
+   * add-group-members. With onBehalfOf naming a user who is not a member and adds only
+   * themselves as a participant, this is a join: free for public groups, with `password` for
+   * password groups, refused for private ones.
+   */
+  async add(ctx: RequestContext, rawGuid: string, input: MembersInput & { password?: string }): Promise<MembersResult> {
+    const guid = normalizeId(rawGuid);
+    const items = assignBuckets(input);
+    if (items.length === 0) throw badRequest({ members: 'name at least one uid in admins, moderators, participants or usersToBan' });
+    if (items.length > LIMITS.membersPerCall) throw badRequest({ members: `at most ${LIMITS.membersPerCall} uids per call` });
+    await this.deps.usersService.requireActor(ctx);
+    // A password check takes tens of milliseconds: before the transaction, not inside it.
+    const group = await this.requireGroup(ctx, guid);
+    const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf);
+    const selfOnly = actor.uid !== undefined && items.length === 1 && items[0]!.uid === actor.uid && items[0]!.bucket !== 'usersToBan';
+    const joining = selfOnly && actor.rank === 0;
+    if (selfOnly && !joining) throw new AppError('ERR_ALREADY_JOINED', { params: { uid: actor.uid!, guid } });
+    if (joining) {
+      if (items[0]!.bucket !== 'participants') {
+        throw new AppError('ERR_GROUP_NO_SCOPE_CLEARANCE', { params: { uid: actor.uid!, scope: BUCKET_SCOPE[items[0]!.bucket as 'admins'], guid } });
+      }
+      await this.checkJoin(group, actor.uid!, input);
+    } else {
+      requireRank(actor, group, 'moderator', 'ERR_GROUP_NO_CLEARANCE');
+    }
+    return withTransaction(
+      this.deps.db,
+      'add_group_members',
+      async (tx) => {
+        const locked = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
+        if (!locked) throw guidNotFound(guid);
+        const result = await this.addInTransaction(ctx, locked, items, joining ? { ...actor, rank: SCOPE_RANK.participant } : actor, tx);
+        const joined = joining ? result.participants?.[actor.uid!] : undefined;
+        if (joined && !joined.success) throw new AppError(joined.error.code as never, { message: joined.error.message });
+        return result;
+      },
+      ctx.log,
+    );
+  }
+
+  /** The rules of joining, for a user who is not a member. */
+  private async checkJoin(group: GroupRow, uid: string, input: { password?: string }): Promise<void> {
+    const banned = await this.deps.members.bannedAmong(group.app_id, group.guid, [uid]);
+    if (banned.has(uid)) throw new AppError('ERR_BANNED_GROUPMEMBER', { params: { uid, guid: group.guid } });
+    if (group.type === 'private') throw new AppError('ERR_GROUP_JOIN_NOT_ALLOWED', { params: { guid: group.guid } });
+    if (group.type === 'password') {
+      if (!input.password) throw new AppError('ERR_EMPTY_GROUP_PASS');
+      if (!group.password_hash || !(await verifyPassword(input.password, group.password_hash))) {
+        throw new AppError('ERR_WRONG_GROUP_PASS', { params: { guid: group.guid } });
+      }
+    }
+  }
+
+  /**
+   * Adds and bans users inside the caller's transaction (which holds the group's row lock),
+   * answering per uid. Used by add-group-members and by create-group's inline members.
+   */
+  async addInTransaction(
+    ctx: RequestContext,
+    group: GroupRow,
+    items: Array<{ uid: string; bucket: MemberBucket }>,
+    actor: GroupActor,
+    tx: Executor,
+  ): Promise<MembersResult> {
+    const { appId } = ctx;
+    const guid = group.guid;
+    const uids = items.map((item) => item.uid);
+    const [users, memberships, banned] = await Promise.all([
+      this.deps.users.getManyActive(appId, uids, tx),
+      this.deps.members.getMany(appId, guid, uids, tx),
+      this.deps.members.bannedAmong(appId, guid, uids, tx),
+    ]);
+    const joiningUids = items.filter((item) => item.bucket !== 'usersToBan' && !memberships.has(item.uid)).map((item) => item.uid);
+    const groupsOf = await this.deps.members.countGroupsOf(appId, joiningUids, tx);
+
+    const results = new Map<string, UidResult>();
+    const toAdd: Array<{ uid: string; scope: MemberScope }> = [];
+    const toBan: string[] = [];
+    let vacancies = LIMITS.membersPerGroup - group.members_count;
+    for (const { uid, bucket } of items) {
+      const refuse = (error: AppError) => results.set(uid, failure(error));
+      if (!users.has(uid)) {
+        refuse(new AppError('ERR_UID_NOT_FOUND', { params: { uid } }));
+        continue;
+      }
+      const membership = memberships.get(uid);
+      if (bucket === 'usersToBan') {
+        if (actor.uid === uid) refuse(new AppError('ERR_GROUP_NO_SELF_ACTION', { params: { uid } }));
+        else if (group.owner === uid) {
+          refuse(new AppError('ERR_GROUP_NO_CLEARANCE', { message: `The owner of the group ${guid} cannot be banned: transfer the ownership first.` }));
+        } else if (banned.has(uid)) refuse(new AppError('ERR_ALREADY_BANNED', { params: { uid, guid } }));
+        else if (rankOf(group, uid, membership) >= actor.rank) {
+          refuse(new AppError('ERR_GROUP_NO_CLEARANCE', { params: { uid: actor.uid ?? 'app', target: uid, guid } }));
+        } else toBan.push(uid);
+        continue;
+      }
+      const scope = BUCKET_SCOPE[bucket];
+      if (banned.has(uid)) refuse(new AppError('ERR_BANNED_GROUPMEMBER', { params: { uid, guid } }));
+      else if (membership) refuse(new AppError('ERR_ALREADY_JOINED', { params: { uid, guid } }));
+      else if (SCOPE_RANK[scope] > actor.rank) {
+        refuse(new AppError('ERR_GROUP_NO_SCOPE_CLEARANCE', { params: { uid: actor.uid ?? 'app', scope, guid } }));
+      } else if ((groupsOf.get(uid) ?? 0) >= LIMITS.groupsPerUser) {
+        refuse(new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: LIMITS.groupsPerUser, what: `groups for the user ${uid}` } }));
+      } else if (vacancies <= 0) {
+        refuse(new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: LIMITS.membersPerGroup, what: `members in the group ${guid}` } }));
+      } else {
+        vacancies--;
+        toAdd.push({ uid, scope });
+      }
+    }
+
+    const added = new Set((await this.deps.members.addMany(appId, guid, toAdd, tx)).map((row) => row.uid));
+    for (const { uid } of toAdd) {
+      results.set(uid, added.has(uid) ? { success: true } : failure(new AppError('ERR_ALREADY_JOINED', { params: { uid, guid } })));
+    }
+    if (toBan.length) {
+      await this.deps.members.removeMany(appId, guid, toBan, tx);
+      const nowBanned = new Set(await this.deps.members.ban(appId, guid, toBan, actor.uid ?? null, tx));
+      for (const uid of toBan) {
+        results.set(uid, nowBanned.has(uid) ? { success: true } : failure(new AppError('ERR_ALREADY_BANNED', { params: { uid, guid } })));
+      }
+    }
+
+    const answer: MembersResult = {};
+    for (const { uid, bucket } of items) (answer[bucket] ??= {})[uid] = results.get(uid)!;
+    return answer;
+  }
+
+  async list(
+    ctx: RequestContext,
+    rawGuid: string,
+    query: PageRequest & { scopes?: MemberScope[]; status?: string },
+  ): Promise<{ data: Member[]; meta: PageMeta }> {
+    const guid = normalizeId(rawGuid);
+    const group = await this.requireGroup(ctx, guid);
+    const filter = { scopes: query.scopes, status: query.status };
+    const page = { page: query.page, perPage: query.perPage };
+    const unfiltered = !filter.scopes?.length && !filter.status;
+    const [rows, total] = await Promise.all([
+      this.deps.members.list(ctx.appId, guid, filter, page),
+      unfiltered ? Promise.resolve(group.members_count) : this.deps.members.count(ctx.appId, guid, filter),
+    ]);
+    return {
+      data: rows.map((row) => ({ ...toUser(row, { withTags: false }), scope: row.scope, joinedAt: toUnix(row.joined_at) })),
+      meta: pageMeta(page, total, rows.length),
+    };
+  }
+
+  async changeScope(
+    ctx: RequestContext,
+    rawGuid: string,
+    rawUid: string,
+    scope: MemberScope,
+  ): Promise<{ guid: string; uid: string; scope: MemberScope; joinedAt: number }> {
+    const guid = normalizeId(rawGuid);
+    const uid = normalizeId(rawUid);
+    await this.deps.usersService.requireActor(ctx);
+    return withTransaction(
+      this.deps.db,
+      'change_member_scope',
+      async (tx) => {
+        const group = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
+        if (!group) throw guidNotFound(guid);
+        const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf, tx);
+        const target = await this.deps.members.get(ctx.appId, guid, uid, tx);
+        if (!target) throw new AppError('ERR_NOT_A_MEMBER', { params: { uid, guid } });
+        if (actor.uid === uid) throw new AppError('ERR_GROUP_NO_SELF_ACTION', { params: { uid } });
+        if (group.owner === uid) {
+          throw new AppError('ERR_GROUP_NO_CLEARANCE', {
+            message: `The owner of the group ${guid} is always an admin: transfer the ownership first.`,
+          });
+        }
+        if (target.scope === scope) throw new AppError('ERR_SAME_SCOPE', { params: { uid, scope, guid } });
+        if (actor.uid !== undefined) {
+          if (actor.rank === 0) throw new AppError('ERR_GROUP_NOT_JOINED', { params: { uid: actor.uid, guid } });
+          const targetRank = rankOf(group, uid, target);
+          if (actor.rank < SCOPE_RANK.moderator || actor.rank <= targetRank || actor.rank < SCOPE_RANK[scope]) {
+            throw new AppError('ERR_GROUP_NO_SCOPE_CLEARANCE', { params: { uid: actor.uid, scope, guid } });
+          }
+        }
+        const updated = (await this.deps.members.setScope(ctx.appId, guid, uid, scope, tx))!;
+        return { guid, uid, scope: updated.scope, joinedAt: toUnix(updated.joined_at) };
+      },
+      ctx.log,
+    );
+  }
+
+  /** Kicks a member; a member named by onBehalfOf who kicks themselves leaves the group. */
+  async kick(ctx: RequestContext, rawGuid: string, rawUid: string): Promise<{ success: true; message: string }> {
+    const guid = normalizeId(rawGuid);
+    const uid = normalizeId(rawUid);
+    await this.deps.usersService.requireActor(ctx);
+    return withTransaction(
+      this.deps.db,
+      'kick_group_member',
+      async (tx) => {
+        const group = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
+        if (!group) throw guidNotFound(guid);
+        const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf, tx);
+        const target = await this.deps.members.get(ctx.appId, guid, uid, tx);
+        if (!target) throw new AppError('ERR_NOT_A_MEMBER', { params: { uid, guid } });
+        if (group.owner === uid) {
+          throw new AppError('ERR_GROUP_NO_CLEARANCE', {
+            message: `The owner of the group ${guid} cannot be kicked and cannot leave: transfer the ownership first.`,
+          });
+        }
+        if (actor.uid !== undefined && actor.uid !== uid) {
+          requireRank(actor, group, 'moderator', 'ERR_GROUP_NO_CLEARANCE', uid);
+          if (actor.rank <= rankOf(group, uid, target)) {
+            throw new AppError('ERR_GROUP_NO_CLEARANCE', { params: { uid: actor.uid, target: uid, guid } });
+          }
+        }
+        await this.deps.members.remove(ctx.appId, guid, uid, tx);
+        const message =
+          actor.uid === uid
+            ? `The member with ${uid} has left the Group with ${guid}.`
+            : `The member with ${uid} has been kicked from the Group with ${guid}.`;
+        return { success: true as const, message };
+      },
+      ctx.log,
+    );
+  }
+
+  async ban(ctx: RequestContext, rawGuid: string, rawUid: string): Promise<{ success: true; message: string }> {
+    const guid = normalizeId(rawGuid);
+    const uid = normalizeId(rawUid);
+    await this.deps.usersService.requireActor(ctx);
+    return withTransaction(
+      this.deps.db,
+      'ban_group_user',
+      async (tx) => {
+        const group = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
+        if (!group) throw guidNotFound(guid);
+        const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf, tx);
+        if (actor.uid !== undefined && actor.uid !== uid) requireRank(actor, group, 'moderator', 'ERR_GROUP_NO_CLEARANCE', uid);
+        const result = await this.addInTransaction(ctx, group, [{ uid, bucket: 'usersToBan' }], actor, tx);
+        const outcome = result.usersToBan![uid]!;
+        if (!outcome.success) throw new AppError(outcome.error.code as never, { message: outcome.error.message });
+        return { success: true as const, message: `The user with uid ${uid} has been banned from the Group with ${guid}.` };
+      },
+      ctx.log,
+    );
+  }
+
+  async unban(ctx: RequestContext, rawGuid: string, rawUid: string): Promise<{ success: true; message: string }> {
+    const guid = normalizeId(rawGuid);
+    const uid = normalizeId(rawUid);
+    await this.deps.usersService.requireActor(ctx);
+    return withTransaction(
+      this.deps.db,
+      'unban_group_user',
+      async (tx) => {
+        const group = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
+        if (!group) throw guidNotFound(guid);
+        const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf, tx);
+        if (actor.uid === uid) throw new AppError('ERR_GROUP_NO_SELF_ACTION', { params: { uid } });
+        requireRank(actor, group, 'moderator', 'ERR_GROUP_NO_CLEARANCE', uid);
+        if (!(await this.deps.members.unban(ctx.appId, guid, uid, tx))) {
+          throw new AppError('ERR_NOT_A_BANNED_USER', { params: { uid, guid } });
+        }
+        return { success: true as const, message: `The user with uid ${uid} has been unbanned from the Group with ${guid}.` };
+      },
+      ctx.log,
+    );
+  }
+
+  async listBanned(ctx: RequestContext, rawGuid: string, page: PageRequest): Promise<{ data: Array<User & { bannedAt: number }>; meta: PageMeta }> {
+    const guid = normalizeId(rawGuid);
+    await this.requireGroup(ctx, guid);
+    const { rows, total } = await this.deps.members.listBanned(ctx.appId, guid, page);
+    return {
+      data: rows.map((row) => ({ ...toUser(row, { withTags: false }), bannedAt: toUnix(row.banned_at) })),
+      meta: pageMeta(page, total, rows.length),
+    };
+  }
+
+  private async requireGroup(ctx: RequestContext, guid: string): Promise<GroupRow> {
+    const group = await this.deps.groups.get(ctx.appId, guid);
+    if (!group) throw guidNotFound(guid);
+    return group;
+  }
+}
+
+export function guidNotFound(guid: string): AppError {
+  return new AppError('ERR_GUID_NOT_FOUND', { params: { guid } });
+}
