@@ -30,9 +30,20 @@ for (let from = 0; from < seeded; from += 50_000) {
             select ${app.appId}, 'seed-' || i, 'Seed user ' || i, '{"seeded":true}'::json, array['seed']
             from generate_series(${from}::int, ${to}::int) as i`.execute(server.database.db);
 }
+
+// Groups: 'members-1k' and 'members-100k' to list, and ADD_GROUPS empty ones to add members to.
+const addGroups = Number(process.env.BENCH_ADD_GROUPS ?? 500);
+await sql`insert into groups (app_id, guid, name, type)
+          select ${app.appId}, 'add-' || i, 'Add group ' || i, 'public' from generate_series(0, ${addGroups - 1}::int) as i`.execute(server.database.db);
+for (const size of [1_000, 100_000].filter((n) => n <= seeded)) {
+  const guid = `members-${size / 1000}k`;
+  await sql`insert into groups (app_id, guid, name, type) values (${app.appId}, ${guid}, ${guid}, 'public')`.execute(server.database.db);
+  await sql`insert into group_members (app_id, guid, uid, scope)
+            select ${app.appId}, ${guid}, 'seed-' || i, 'participant' from generate_series(0, ${size - 1}::int) as i`.execute(server.database.db);
+}
 await server.database.vacuumAnalyze();
 
-announceReady({ port: server.port, appId: app.appId, apiKey: app.apiKey, engine: server.database.engine, users: seeded });
+announceReady({ port: server.port, appId: app.appId, apiKey: app.apiKey, engine: server.database.engine, users: seeded, addGroups });
 process.on('SIGTERM', () => {
   void server.close().then(() => {
     fs.rmSync(dataDir, { recursive: true, force: true });

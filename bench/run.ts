@@ -106,7 +106,7 @@ const fastify = new Map<number, LoadResult>();
 // --- Parley -------------------------------------------------------------------------------
 async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: string) {
   const inserts = new Map<number, number>();
-  if (databaseUrl && wanted('create user')) {
+  if (databaseUrl && (wanted('create user') || wanted('add 25 members'))) {
     for (const connections of CONCURRENCIES) {
       const raw = await rawInsertRate(databaseUrl, connections);
       inserts.set(connections, raw.insertsPerSecond);
@@ -114,7 +114,7 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
     }
   }
   const users = Number(values.users);
-  const server = await startServerProcess<{ port: number; appId: string; apiKey: string }>('parley-server.ts', {
+  const server = await startServerProcess<{ port: number; appId: string; apiKey: string; addGroups: number }>('parley-server.ts', {
     BENCH_ENGINE: engine,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     BENCH_USERS: String(users),
@@ -122,6 +122,7 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
   const base = `http://127.0.0.1:${server.info.port}`;
   const headers = { appid: server.info.appId, apikey: server.info.apiKey };
   const seeded = `${Math.round(users / 1000)}k users`;
+  let addCursor = 0;
   try {
     for (const connections of CONCURRENCIES) {
       const readBaseline = fastify.get(connections)!.requestsPerSecond;
@@ -134,6 +135,34 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
           const result = await runLoad({ url: `${base}/v3/users?perPage=100&page=${page}`, connections, durationSeconds: duration, headers });
           report({ scenario: `list users (100/page, page ${page}, ${seeded})`, engine, connections, result, baseline: 'Fastify', baselineRate: readBaseline });
         }
+      }
+      if (wanted('list members')) {
+        for (const size of ['1k', '100k'].filter((s) => users >= (s === '1k' ? 1000 : 100_000))) {
+          const result = await runLoad({ url: `${base}/v3/groups/members-${size}/members?perPage=100`, connections, durationSeconds: duration, headers });
+          report({ scenario: `list members (100/page, ${size}-member group)`, engine, connections, result, baseline: 'Fastify', baselineRate: readBaseline });
+        }
+      }
+      if (wanted('add 25 members')) {
+        // Request i adds 25 users to group i mod G: every (group, user) pair is new, and
+        // concurrent requests go to different groups.
+        let i = addCursor;
+        const groups = server.info.addGroups;
+        const pool = Math.min(users, 2000);
+        const result = await runLoad({
+          url: `${base}/v3/groups/add-0/members`,
+          method: 'POST',
+          connections,
+          durationSeconds: duration,
+          headers,
+          path: () => `/v3/groups/add-${i % groups}/members`,
+          body: () => {
+            const slice = (Math.floor(i++ / groups) * 25) % pool;
+            return JSON.stringify({ participants: Array.from({ length: 25 }, (_, k) => `seed-${slice + k}`) });
+          },
+        });
+        addCursor = i;
+        const raw = inserts.get(connections);
+        report({ scenario: 'add 25 members to a group', engine, connections, result, baseline: raw ? 'raw INSERT' : 'Fastify', baselineRate: raw ?? readBaseline });
       }
       if (wanted('create user')) {
         let n = 0;

@@ -17,6 +17,8 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   /** A body per request, for writes that must differ (unique ids). */
   body?: () => string;
+  /** A path per request (overrides the url's path), for requests spread over resources. */
+  path?: () => string;
   /** Seconds of unmeasured load first, so the JIT has compiled the hot paths. Default 2. */
   warmupSeconds?: number;
 }
@@ -38,12 +40,26 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
 function drive(options: LoadOptions, durationSeconds: number) {
   const makeBody = options.body;
+  const makePath = options.path;
+  const perRequest = makeBody || makePath;
   return autocannon({
     url: options.url,
     connections: options.connections,
     duration: durationSeconds,
     method: options.method ?? 'GET',
     headers: { ...(makeBody ? { 'content-type': 'application/json' } : {}), ...options.headers },
-    ...(makeBody ? { requests: [{ setupRequest: (request: any) => ({ ...request, body: makeBody() }) }] } : {}),
+    ...(perRequest
+      ? {
+          requests: [
+            {
+              setupRequest: (request: any) => ({
+                ...request,
+                ...(makeBody ? { body: makeBody() } : {}),
+                ...(makePath ? { path: makePath() } : {}),
+              }),
+            },
+          ],
+        }
+      : {}),
   });
 }

@@ -26,7 +26,6 @@ export const LIMITS = {
   /** uids per add-members call, across its four arrays (and inline on create-group). */
   membersPerCall: 25,
   membersPerGroup: 100_000,
-  groupsPerUser: 2_000,
   groupPasswordLength: 100,
   groupDescriptionLength: 255,
   perPageMax: 1000,

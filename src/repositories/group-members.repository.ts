@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
 import type { GroupBansTable, GroupMembersTable, MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
@@ -26,17 +26,24 @@ export class GroupMembersRepository {
       .executeTakeFirst();
   }
 
-  /** The memberships of the given users in one group, by uid. */
-  async getMany(appId: string, guid: string, uids: string[], tx: Executor = this.db): Promise<Map<string, MemberRow>> {
+  /**
+   * For each given uid, in one query: whether it is an active user of the app, its scope in the
+   * group (if a member) and whether it is banned from it.
+   */
+  async inspect(
+    appId: string,
+    guid: string,
+    uids: string[],
+    tx: Executor = this.db,
+  ): Promise<Map<string, { active: boolean; scope: MemberScope | null; banned: boolean }>> {
     if (uids.length === 0) return new Map();
-    const rows = await tx
-      .selectFrom('group_members')
-      .selectAll()
-      .where('app_id', '=', appId)
-      .where('guid', '=', guid)
-      .where('uid', 'in', uids)
-      .execute();
-    return new Map(rows.map((row) => [row.uid, row]));
+    const result = await sql<{ uid: string; active: boolean; scope: MemberScope | null; banned: boolean }>`
+      select x.uid, u.uid is not null as active, m.scope, b.uid is not null as banned
+      from unnest(${sql.val(uids)}::text[]) as x(uid)
+      left join users u on u.app_id = ${appId} and u.uid = x.uid and u.deactivated_at is null
+      left join group_members m on m.app_id = ${appId} and m.guid = ${guid} and m.uid = x.uid
+      left join group_bans b on b.app_id = ${appId} and b.guid = ${guid} and b.uid = x.uid`.execute(tx);
+    return new Map(result.rows.map((row) => [row.uid, { active: row.active, scope: row.scope, banned: row.banned }]));
   }
 
   /** Adds members; those already members are skipped. Returns the uids added. */
@@ -126,19 +133,6 @@ export class GroupMembersRepository {
     }
     const row = await query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);
-  }
-
-  /** How many groups each of the given users belongs to. */
-  async countGroupsOf(appId: string, uids: string[], tx: Executor = this.db): Promise<Map<string, number>> {
-    if (uids.length === 0) return new Map();
-    const rows = await tx
-      .selectFrom('group_members')
-      .select(['uid', (eb) => eb.fn.countAll<string>().as('n')])
-      .where('app_id', '=', appId)
-      .where('uid', 'in', uids)
-      .groupBy('uid')
-      .execute();
-    return new Map(rows.map((row) => [row.uid, Number(row.n)]));
   }
 
   // --- bans ---------------------------------------------------------------------------------

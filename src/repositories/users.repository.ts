@@ -133,19 +133,6 @@ export class UsersRepository {
       .executeTakeFirst();
   }
 
-  /** The active users among the given uids, by uid. */
-  async getManyActive(appId: string, uids: string[], tx: Executor = this.db): Promise<Map<string, UserRow>> {
-    if (uids.length === 0) return new Map();
-    const rows = await tx
-      .selectFrom('users')
-      .selectAll()
-      .where('app_id', '=', appId)
-      .where('uid', 'in', uids)
-      .where('deactivated_at', 'is', null)
-      .execute();
-    return new Map(rows.map((row) => [row.uid, row]));
-  }
-
   async list(
     appId: string,
     filter: UserListFilter,

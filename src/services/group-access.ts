@@ -21,9 +21,10 @@ export const OWNER_RANK = 4;
 /** The app itself (no onBehalfOf), and a group's creator placing its first members. */
 export const APP_RANK = 5;
 
-export function rankOf(group: GroupRow, uid: string, membership: MemberRow | undefined): number {
+export function rankOf(group: GroupRow, uid: string, membership: MemberRow | MemberScope | null | undefined): number {
   if (group.owner === uid) return OWNER_RANK;
-  return membership ? SCOPE_RANK[membership.scope] : 0;
+  if (!membership) return 0;
+  return SCOPE_RANK[typeof membership === 'string' ? membership : membership.scope];
 }
 
 /** The actor of a request on a group. */

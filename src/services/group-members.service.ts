@@ -73,19 +73,18 @@ export class GroupMembersService {
     if (items.length === 0) throw badRequest({ members: 'name at least one uid in admins, moderators, participants or usersToBan' });
     if (items.length > LIMITS.membersPerCall) throw badRequest({ members: `at most ${LIMITS.membersPerCall} uids per call` });
     await this.deps.usersService.requireActor(ctx);
-    // A password check takes tens of milliseconds: before the transaction, not inside it.
-    const group = await this.requireGroup(ctx, guid);
-    const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf);
-    const selfOnly = actor.uid !== undefined && items.length === 1 && items[0]!.uid === actor.uid && items[0]!.bucket !== 'usersToBan';
-    const joining = selfOnly && actor.rank === 0;
-    if (selfOnly && !joining) throw new AppError('ERR_ALREADY_JOINED', { params: { uid: actor.uid!, guid } });
-    if (joining) {
+    const self = ctx.onBehalfOf;
+    const selfOnly = self !== undefined && items.length === 1 && items[0]!.uid === self && items[0]!.bucket !== 'usersToBan';
+    let joining = false;
+    if (selfOnly) {
+      // A password check takes tens of milliseconds: before the transaction, not inside it.
+      const group = await this.requireGroup(ctx, guid);
+      if (await this.deps.members.get(ctx.appId, guid, self)) throw new AppError('ERR_ALREADY_JOINED', { params: { uid: self, guid } });
       if (items[0]!.bucket !== 'participants') {
-        throw new AppError('ERR_GROUP_NO_SCOPE_CLEARANCE', { params: { uid: actor.uid!, scope: BUCKET_SCOPE[items[0]!.bucket as 'admins'], guid } });
+        throw new AppError('ERR_GROUP_NO_SCOPE_CLEARANCE', { params: { uid: self, scope: BUCKET_SCOPE[items[0]!.bucket as 'admins'], guid } });
       }
-      await this.checkJoin(group, actor.uid!, input);
-    } else {
-      requireRank(actor, group, 'moderator', 'ERR_GROUP_NO_CLEARANCE');
+      await this.checkJoin(group, self, input);
+      joining = true;
     }
     return withTransaction(
       this.deps.db,
@@ -93,8 +92,12 @@ export class GroupMembersService {
       async (tx) => {
         const locked = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
         if (!locked) throw guidNotFound(guid);
-        const result = await this.addInTransaction(ctx, locked, items, joining ? { ...actor, rank: SCOPE_RANK.participant } : actor, tx);
-        const joined = joining ? result.participants?.[actor.uid!] : undefined;
+        const actor = joining
+          ? { uid: self, rank: SCOPE_RANK.participant, membership: undefined }
+          : await groupActor(this.deps.members, ctx.appId, locked, self, tx);
+        if (!joining) requireRank(actor, locked, 'moderator', 'ERR_GROUP_NO_CLEARANCE');
+        const result = await this.addInTransaction(ctx, locked, items, actor, tx);
+        const joined = joining ? result.participants?.[self!] : undefined;
         if (joined && !joined.success) throw new AppError(joined.error.code as never, { message: joined.error.message });
         return result;
       },
@@ -129,13 +132,7 @@ export class GroupMembersService {
     const { appId } = ctx;
     const guid = group.guid;
     const uids = items.map((item) => item.uid);
-    const [users, memberships, banned] = await Promise.all([
-      this.deps.users.getManyActive(appId, uids, tx),
-      this.deps.members.getMany(appId, guid, uids, tx),
-      this.deps.members.bannedAmong(appId, guid, uids, tx),
-    ]);
-    const joiningUids = items.filter((item) => item.bucket !== 'usersToBan' && !memberships.has(item.uid)).map((item) => item.uid);
-    const groupsOf = await this.deps.members.countGroupsOf(appId, joiningUids, tx);
+    const known = await this.deps.members.inspect(appId, guid, uids, tx);
 
     const results = new Map<string, UidResult>();
     const toAdd: Array<{ uid: string; scope: MemberScope }> = [];
@@ -143,28 +140,26 @@ export class GroupMembersService {
     let vacancies = LIMITS.membersPerGroup - group.members_count;
     for (const { uid, bucket } of items) {
       const refuse = (error: AppError) => results.set(uid, failure(error));
-      if (!users.has(uid)) {
+      const { active, scope: currentScope, banned } = known.get(uid)!;
+      if (!active) {
         refuse(new AppError('ERR_UID_NOT_FOUND', { params: { uid } }));
         continue;
       }
-      const membership = memberships.get(uid);
       if (bucket === 'usersToBan') {
         if (actor.uid === uid) refuse(new AppError('ERR_GROUP_NO_SELF_ACTION', { params: { uid } }));
         else if (group.owner === uid) {
           refuse(new AppError('ERR_GROUP_NO_CLEARANCE', { message: `The owner of the group ${guid} cannot be banned: transfer the ownership first.` }));
-        } else if (banned.has(uid)) refuse(new AppError('ERR_ALREADY_BANNED', { params: { uid, guid } }));
-        else if (rankOf(group, uid, membership) >= actor.rank) {
+        } else if (banned) refuse(new AppError('ERR_ALREADY_BANNED', { params: { uid, guid } }));
+        else if (rankOf(group, uid, currentScope) >= actor.rank) {
           refuse(new AppError('ERR_GROUP_NO_CLEARANCE', { params: { uid: actor.uid ?? 'app', target: uid, guid } }));
         } else toBan.push(uid);
         continue;
       }
       const scope = BUCKET_SCOPE[bucket];
-      if (banned.has(uid)) refuse(new AppError('ERR_BANNED_GROUPMEMBER', { params: { uid, guid } }));
-      else if (membership) refuse(new AppError('ERR_ALREADY_JOINED', { params: { uid, guid } }));
+      if (banned) refuse(new AppError('ERR_BANNED_GROUPMEMBER', { params: { uid, guid } }));
+      else if (currentScope) refuse(new AppError('ERR_ALREADY_JOINED', { params: { uid, guid } }));
       else if (SCOPE_RANK[scope] > actor.rank) {
         refuse(new AppError('ERR_GROUP_NO_SCOPE_CLEARANCE', { params: { uid: actor.uid ?? 'app', scope, guid } }));
-      } else if ((groupsOf.get(uid) ?? 0) >= LIMITS.groupsPerUser) {
-        refuse(new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: LIMITS.groupsPerUser, what: `groups for the user ${uid}` } }));
       } else if (vacancies <= 0) {
         refuse(new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: LIMITS.membersPerGroup, what: `members in the group ${guid}` } }));
       } else {
