@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Logger } from '../domain/context.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { parseTimestamptz } from './timestamps.js';
 import type { DB } from './schema.js';
 
 export type Engine = 'postgres' | 'pglite';
@@ -45,7 +46,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 async function openPostgres(options: { url: string; poolSize?: number; log: Logger }): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 20 });
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 20,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === pg.types.builtins.TIMESTAMPTZ ? parseTimestamptz : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
   // An idle client that loses its server emits 'error'; without a listener that kills the process.
   pool.on('error', (error) => options.log.warn({ err: error }, 'idle PostgreSQL client failed'));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
@@ -121,7 +129,7 @@ async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; log: 
       ...(pgDir ? { dataDir: pgDir } : {}),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
       // bigint as a string of digits, as `pg` returns it, so both engines read alike.
-      parsers: { [types.INT8]: (value: string) => value },
+      parsers: { [types.INT8]: (value: string) => value, [types.TIMESTAMPTZ]: parseTimestamptz },
     });
     await pglite.waitReady;
     db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
