@@ -3,15 +3,23 @@ import type { Database } from './db/database.js';
 import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
 import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
+import { BlockedUsersRepository } from './repositories/blocked-users.repository.js';
 import { CredentialCache } from './repositories/credential-cache.js';
+import { FriendsRepository } from './repositories/friends.repository.js';
 import { GroupMembersRepository } from './repositories/group-members.repository.js';
 import { GroupsRepository } from './repositories/groups.repository.js';
+import { PermissionsRepository } from './repositories/permissions.repository.js';
+import { RolesRepository } from './repositories/roles.repository.js';
 import { UsersRepository } from './repositories/users.repository.js';
 import { ApiKeysService } from './services/api-keys.service.js';
 import { AppsService } from './services/apps.service.js';
 import { AuthTokensService } from './services/auth-tokens.service.js';
+import { BlockedUsersService } from './services/blocked-users.service.js';
+import { FriendsService } from './services/friends.service.js';
 import { GroupMembersService } from './services/group-members.service.js';
 import { GroupsService } from './services/groups.service.js';
+import { RbacService } from './services/rbac.service.js';
+import { RolesService } from './services/roles.service.js';
 import { UsersService } from './services/users.service.js';
 
 /** Composes database → repositories → services. Each service gets only what it uses. */
@@ -29,15 +37,24 @@ export function createServices(
     authTokens: new AuthTokensRepository(db),
     groups: new GroupsRepository(db),
     groupMembers: new GroupMembersRepository(db),
+    roles: new RolesRepository(db),
+    permissions: new PermissionsRepository(db),
+    friends: new FriendsRepository(db),
+    blockedUsers: new BlockedUsersRepository(db),
   };
-  const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys });
-  const apps = new AppsService({ db, apps: repositories.apps, apiKeys, region: config.region });
+  const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
+  const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region });
   const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
-  const users = new UsersService({ db, users: repositories.users, authTokens });
-  const groupDeps = { db, groups: repositories.groups, members: repositories.groupMembers, users: repositories.users, usersService: users };
+  const users = new UsersService({ db, users: repositories.users, blocks: repositories.blockedUsers, authTokens, roles: repositories.roles });
+  const roles = new RolesService({ db, roles: repositories.roles });
+  const rbac = new RbacService({ db, roles: repositories.roles, groups: repositories.groups, permissions: repositories.permissions });
+  const groupDeps = { db, groups: repositories.groups, members: repositories.groupMembers, users: repositories.users, usersService: users, rbac };
   const groupMembers = new GroupMembersService(groupDeps);
   const groups = new GroupsService({ ...groupDeps, membersService: groupMembers });
-  return { apps, apiKeys, authTokens, users, groups, groupMembers };
+  const socialDeps = { db, blocks: repositories.blockedUsers, users: repositories.users, usersService: users };
+  const friends = new FriendsService({ ...socialDeps, friends: repositories.friends });
+  const blockedUsers = new BlockedUsersService(socialDeps);
+  return { apps, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -95,6 +95,60 @@ export interface GroupBansTable {
   banned_by: string | null;
 }
 
+/** One row per direction of a friendship. */
+export interface FriendsTable {
+  app_id: string;
+  uid: string;
+  friend_uid: string;
+  created_at: Timestamp;
+}
+
+/** `uid` has blocked `blocked_uid`. */
+export interface BlockedUsersTable {
+  app_id: string;
+  uid: string;
+  blocked_uid: string;
+  blocked_at: Timestamp;
+}
+
+export interface RolesTable {
+  app_id: string;
+  role: string;
+  name: string;
+  description: string | null;
+  metadata: Json;
+  settings: Json;
+  created_at: Timestamp;
+  updated_at: NullableTimestamp;
+}
+
+export interface RoleRestrictedFeaturesTable {
+  app_id: string;
+  role: string;
+  feature: string;
+  created_at: Timestamp;
+}
+
+export interface RolePermissionsTable {
+  app_id: string;
+  role: string;
+  permission: string;
+  /** A string or an array of strings, as JSON. */
+  value: ColumnType<unknown, string, string>;
+  created_at: Timestamp;
+  updated_at: NullableTimestamp;
+}
+
+export interface GroupScopePermissionsTable {
+  app_id: string;
+  guid: string;
+  scope: MemberScope;
+  permission: string;
+  value: ColumnType<unknown, string, string>;
+  created_at: Timestamp;
+  updated_at: NullableTimestamp;
+}
+
 export interface DB {
   apps: AppsTable;
   api_keys: ApiKeysTable;
@@ -104,4 +158,10 @@ export interface DB {
   groups: GroupsTable;
   group_members: GroupMembersTable;
   group_bans: GroupBansTable;
+  friends: FriendsTable;
+  blocked_users: BlockedUsersTable;
+  roles: RolesTable;
+  role_restricted_features: RoleRestrictedFeaturesTable;
+  role_permissions: RolePermissionsTable;
+  group_scope_permissions: GroupScopePermissionsTable;
 }

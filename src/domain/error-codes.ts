@@ -32,6 +32,19 @@ export const ERROR_CATALOGUE = {
   ERR_UID_NOT_FOUND: { status: 404, message: 'The UID {uid} does not exist.' },
   ERR_UID_ALREADY_EXISTS: { status: 400, message: 'The UID {uid} already exists.' },
 
+  // Friends and blocked users
+  ERR_ALREADY_FRIEND: { status: 400, message: 'The user {uid} is already a friend of {friend}.' },
+  ERR_CANNOT_FORM_SELF_RELATION: { status: 403, message: 'The user {uid} cannot be their own friend.' },
+  ERR_CANNOT_BLOCK_SELF: { status: 403, message: 'The user {uid} cannot block or unblock themselves.' },
+
+  // Roles and permissions
+  ERR_ROLE_NOT_FOUND: { status: 404, message: 'The role {role} does not exist.' },
+  ERR_ROLE_ALREADY_EXISTS: { status: 400, message: 'The role {role} already exists.' },
+  ERR_ROLE_DELETE_DENIED: { status: 403, message: 'The default role cannot be deleted.' },
+  // 400, not the 500 NOTES §1.2 infers for *_FAILED: the client can fix it (reassign the users).
+  ERR_ROLE_DELETE_FAILED: { status: 400, message: 'The role {role} is held by {count} user(s); give them another role first.' },
+  ERR_PERMISSION_DENIED: { status: 403, message: 'The permission {permission} of the role {role} does not allow this.' },
+
   // Groups, members and bans
   ERR_GUID_NOT_FOUND: { status: 404, message: 'The GUID {guid} does not exist.' },
   ERR_GUID_ALREADY_EXISTS: { status: 400, message: 'The GUID {guid} already exists.' },

@@ -35,6 +35,11 @@ function fillMessage(template: string, params: Record<string, string | number> |
   });
 }
 
+/** The answer for one uid of a bulk call that refused it. */
+export function uidFailure(error: AppError): { success: false; error: { code: string; message: string } } {
+  return { success: false, error: { code: error.code, message: error.message } };
+}
+
 /** A field-level validation failure: ERR_BAD_REQUEST with details. */
 export function badRequest(details: ErrorDetails, message?: string): AppError {
   const fields = Object.entries(details)

@@ -26,8 +26,14 @@ export const LIMITS = {
   /** uids per add-members call, across its four arrays (and inline on create-group). */
   membersPerCall: 25,
   membersPerGroup: 100_000,
+  /** uids per add-friend, remove-friend, block-users and unblock-users call. */
+  relationUidsPerCall: 25,
+  /** NOTES.md §3.2 (an older page says 500). */
+  friendsPerUser: 1000,
   groupPasswordLength: 100,
   groupDescriptionLength: 255,
+  rolesPerApp: 25,
+  roleDescriptionLength: 255,
   perPageMax: 1000,
   perPageDefault: 100,
 } as const;

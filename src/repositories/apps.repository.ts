@@ -32,6 +32,15 @@ export class AppsRepository {
     return tx.selectFrom('apps').selectAll().where('id', '=', appId).executeTakeFirst();
   }
 
+  /**
+   * Locks the app's row until the transaction ends: per-app limits (API keys) are counted
+   * under it, so concurrent creates cannot pass the limit together.
+   */
+  async lock(appId: string, tx: Executor): Promise<boolean> {
+    const row = await tx.selectFrom('apps').select('id').where('id', '=', appId).forUpdate().executeTakeFirst();
+    return row !== undefined;
+  }
+
   async list(tx: Executor = this.db): Promise<AppRow[]> {
     return tx.selectFrom('apps').selectAll().orderBy('created_at').orderBy('id').execute();
   }

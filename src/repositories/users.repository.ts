@@ -1,7 +1,7 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import { Batcher } from '../db/batcher.js';
 import { translated, UniqueViolation } from '../db/driver-errors.js';
-import type { UsersTable } from '../db/schema.js';
+import type { DB, UsersTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { PageRequest } from '../domain/pagination.js';
 import { pageOffset } from '../domain/pagination.js';
@@ -85,6 +85,33 @@ async function insertUsers(db: Executor, items: Array<{ appId: string; user: New
 /** The users list's order and name search, matching the users_app_name index. */
 const NAME_ORDER = sql<string>`lower(name) collate "C"`;
 
+/** searchKey: a case-insensitive prefix of the name or uid (or of the fields named). */
+function matchesSearch(searchKey: string, fields: ReadonlyArray<'name' | 'uid'> = ['name', 'uid']) {
+  const prefix = `${escapeLike(searchKey.toLowerCase())}%`;
+  return (eb: ExpressionBuilder<DB, 'users'>) =>
+    eb.or(fields.map((field) => (field === 'uid' ? eb('uid', 'like', prefix) : eb(NAME_ORDER, 'like', prefix))));
+}
+
+/**
+ * A page of the users whose uids `uids` selects, searched and sorted as list-users does, with
+ * their total: the lists of a user's friends and blocked users.
+ */
+export async function listUsersIn(
+  tx: Executor,
+  appId: string,
+  uids: SelectQueryBuilder<DB, any, { uid: string }>,
+  searchKey: string | undefined,
+  page: PageRequest,
+): Promise<{ rows: UserRow[]; total: number }> {
+  let query = tx.selectFrom('users').where('app_id', '=', appId).where('uid', 'in', uids);
+  if (searchKey) query = query.where(matchesSearch(searchKey));
+  const [rows, count] = await Promise.all([
+    query.selectAll().orderBy(NAME_ORDER).orderBy('uid').limit(page.perPage).offset(pageOffset(page)).execute(),
+    query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
 export class UsersRepository {
   constructor(
     private readonly db: Executor,
@@ -122,6 +149,12 @@ export class UsersRepository {
     return tx.selectFrom('users').selectAll().where('app_id', '=', appId).where('uid', '=', uid).executeTakeFirst();
   }
 
+  /** Users by uid, deactivated or not; unknown uids are absent. */
+  async getMany(appId: string, uids: string[], tx: Executor = this.db): Promise<UserRow[]> {
+    if (uids.length === 0) return [];
+    return tx.selectFrom('users').selectAll().where('app_id', '=', appId).where('uid', 'in', uids).execute();
+  }
+
   /** An active (not deactivated) user. */
   async getActive(appId: string, uid: string, tx: Executor = this.db): Promise<UserRow | undefined> {
     return tx
@@ -145,17 +178,7 @@ export class UsersRepository {
     if (filter.status) query = query.where('status', '=', filter.status);
     if (filter.roles?.length) query = query.where('role', 'in', filter.roles);
     if (filter.tags?.length) query = query.where(sql<boolean>`tags && ${sql.val(filter.tags)}::text[]`);
-    if (filter.searchKey) {
-      const prefix = `${escapeLike(filter.searchKey.toLowerCase())}%`;
-      const fields = filter.searchIn?.length ? filter.searchIn : ['name', 'uid'];
-      query = query.where((eb) =>
-        eb.or(
-          fields.map((field) =>
-            field === 'uid' ? eb('uid', 'like', prefix) : eb(NAME_ORDER, 'like', prefix),
-          ),
-        ),
-      );
-    }
+    if (filter.searchKey) query = query.where(matchesSearch(filter.searchKey, filter.searchIn?.length ? filter.searchIn : undefined));
     const unfiltered = !filter.searchKey && !filter.status && !filter.roles?.length && !filter.tags?.length;
     const [rows, total] = await Promise.all([
       query
@@ -231,6 +254,24 @@ export class UsersRepository {
       .orderBy('uid')
       .execute();
     return rows.map((row) => row.uid);
+  }
+
+  /**
+   * Which of the given users are active, locking their rows until the transaction ends, in uid
+   * order so that concurrent callers cannot deadlock. `keyShare` only keeps them from being
+   * deleted meanwhile; `noKeyUpdate` also queues the callers that lock the same users.
+   */
+  async lockActive(appId: string, uids: string[], strength: 'keyShare' | 'noKeyUpdate', tx: Executor): Promise<Set<string>> {
+    if (uids.length === 0) return new Set();
+    const query = tx
+      .selectFrom('users')
+      .select('uid')
+      .where('app_id', '=', appId)
+      .where('uid', 'in', uids)
+      .where('deactivated_at', 'is', null)
+      .orderBy('uid');
+    const rows = await (strength === 'keyShare' ? query.forKeyShare() : query.forNoKeyUpdate()).execute();
+    return new Set(rows.map((row) => row.uid));
   }
 
   /** Deletes a user and, through foreign keys, everything that belongs to them. */

@@ -18,6 +18,11 @@ export const User = Type.Object(
     lastActiveAt: Type.Optional(UnixTime('Unix seconds.')),
     deactivatedAt: Type.Optional(UnixTime('Unix seconds; present on deactivated users.')),
     authToken: Type.Optional(Type.String({ description: 'Present when created withAuthToken.' })),
+    blockedByMe: Type.Optional(Type.Boolean({ description: 'With onBehalfOf (on friends and blocked lists: the listed user): whether that user blocked this one.' })),
+    hasBlockedMe: Type.Optional(Type.Boolean({ description: 'As blockedByMe: whether this user blocked that user.' })),
+    blockedByMeAt: Type.Optional(UnixTime('When blockedByMe: when that user blocked this one.')),
+    hasBlockedMeAt: Type.Optional(UnixTime('When hasBlockedMe: when this user blocked that user.')),
+    blockedAt: Type.Optional(UnixTime('blockedByMeAt, else hasBlockedMeAt.')),
   },
   { description: 'A user, as the vendor returns it.' },
 );

@@ -8,6 +8,7 @@ import { pageMeta, type PageMeta } from '../domain/pagination.js';
 import { isMasked, maskSecret, newApiKey, sha256Hex } from '../domain/secrets.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { ApiKeyRef, ApiKeyRow, ApiKeysRepository } from '../repositories/api-keys.repository.js';
+import type { AppsRepository } from '../repositories/apps.repository.js';
 
 export interface ApiKey {
   /** The plain key right after creation; its masked form everywhere else. */
@@ -23,11 +24,13 @@ export class ApiKeysService {
     private readonly deps: {
       db: Kysely<DB>;
       apiKeys: ApiKeysRepository;
+      apps: AppsRepository;
     },
   ) {}
 
   async create(ctx: RequestContext, input: { name: string; scope: ApiKeyScope }): Promise<ApiKey> {
     return withTransaction(this.deps.db, 'create_api_key', async (tx) => {
+      await this.deps.apps.lock(ctx.appId, tx);
       if ((await this.deps.apiKeys.count(ctx.appId, tx)) >= LIMITS.apiKeysPerApp) {
         throw new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: LIMITS.apiKeysPerApp, what: 'API keys per app' } });
       }

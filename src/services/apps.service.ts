@@ -8,6 +8,7 @@ import { AppError, badRequest } from '../domain/errors.js';
 import { digestsEqual, sha256Hex } from '../domain/secrets.js';
 import { toUnix } from '../domain/time.js';
 import type { AppsRepository } from '../repositories/apps.repository.js';
+import type { RolesRepository } from '../repositories/roles.repository.js';
 import type { ApiKeysService } from './api-keys.service.js';
 
 /** An app id is one DNS label, since it leads the host name: <appId>.api-<region>.<domain>. */
@@ -33,13 +34,15 @@ export class AppsService {
       db: Kysely<DB>;
       apps: AppsRepository;
       apiKeys: ApiKeysService;
+      roles: RolesRepository;
       /** This deployment's region: it serves apps of this region only. */
       region: string;
     },
   ) {}
 
   /**
-   * Creates an app with one fullAccess and one authOnly key; without `appId`, one is generated.
+   * Creates an app with one fullAccess and one authOnly key, and its `default` role; without
+   * `appId`, one is generated.
    * A deployment-level operation: `ctx.appId` is not used.
    */
   async create(ctx: RequestContext, input: { name: string; appId?: string }): Promise<CreatedApp> {
@@ -54,6 +57,7 @@ export class AppsService {
         const app = await this.deps.apps.create(appId, { name, region: this.deps.region }, tx);
         const rest = await this.deps.apiKeys.insert(appId, { name: 'Rest API Key', scope: 'fullAccess' }, tx);
         const auth = await this.deps.apiKeys.insert(appId, { name: 'Auth Key', scope: 'authOnly' }, tx);
+        await this.deps.roles.createDefault(appId, tx);
         return { appId, name: app.name, region: app.region, createdAt: toUnix(app.created_at), apiKey: rest.apiKey, authKey: auth.apiKey };
       }, ctx.log);
     } catch (error) {

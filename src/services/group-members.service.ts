@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB, MemberScope } from '../db/schema.js';
 import { withTransaction, type Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
-import { AppError, badRequest } from '../domain/errors.js';
+import { AppError, badRequest, uidFailure as failure } from '../domain/errors.js';
 import { LIMITS, normalizeId } from '../domain/normalize.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
 import { verifyPassword } from '../domain/passwords.js';
@@ -11,6 +11,7 @@ import type { GroupMembersRepository } from '../repositories/group-members.repos
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import { groupActor, rankOf, requireRank, SCOPE_RANK, type GroupActor } from './group-access.js';
+import type { RbacService } from './rbac.service.js';
 import { toUser, type User, type UsersService } from './users.service.js';
 
 /** The four arrays of an add-members call (and of create-group's inline `members`). */
@@ -30,10 +31,6 @@ export type MembersResult = Partial<Record<MemberBucket, Record<string, UidResul
 export interface Member extends User {
   scope: MemberScope;
   joinedAt: number;
-}
-
-function failure(error: AppError): UidResult {
-  return { success: false, error: { code: error.code, message: error.message } };
 }
 
 /**
@@ -59,6 +56,7 @@ export class GroupMembersService {
       members: GroupMembersRepository;
       users: UsersRepository;
       usersService: UsersService;
+      rbac: RbacService;
     },
   ) {}
 
@@ -72,7 +70,7 @@ export class GroupMembersService {
     const items = assignBuckets(input);
     if (items.length === 0) throw badRequest({ members: 'name at least one uid in admins, moderators, participants or usersToBan' });
     if (items.length > LIMITS.membersPerCall) throw badRequest({ members: `at most ${LIMITS.membersPerCall} uids per call` });
-    await this.deps.usersService.requireActor(ctx);
+    const actorRow = await this.deps.usersService.requireActor(ctx);
     const self = ctx.onBehalfOf;
     const selfOnly = self !== undefined && items.length === 1 && items[0]!.uid === self && items[0]!.bucket !== 'usersToBan';
     let joining = false;
@@ -84,6 +82,7 @@ export class GroupMembersService {
         throw new AppError('ERR_GROUP_NO_SCOPE_CLEARANCE', { params: { uid: self, scope: BUCKET_SCOPE[items[0]!.bucket as 'admins'], guid } });
       }
       await this.checkJoin(group, self, input);
+      await this.deps.rbac.requireGroupTypeAllowed(ctx, actorRow!.role, 'joinGroup', group.type);
       joining = true;
     }
     return withTransaction(

@@ -13,6 +13,7 @@ import type { GroupChanges, GroupListFilter, GroupRow, GroupsRepository } from '
 import type { UsersRepository } from '../repositories/users.repository.js';
 import { APP_RANK, groupActor, requireRank } from './group-access.js';
 import { assignBuckets, guidNotFound, type GroupMembersService, type MembersInput, type MembersResult } from './group-members.service.js';
+import type { RbacService } from './rbac.service.js';
 import type { UsersService } from './users.service.js';
 
 export interface Group {
@@ -88,6 +89,7 @@ export class GroupsService {
       users: UsersRepository;
       usersService: UsersService;
       membersService: GroupMembersService;
+      rbac: RbacService;
     },
   ) {}
 
@@ -103,7 +105,8 @@ export class GroupsService {
     if (memberItems.length > LIMITS.membersPerCall) {
       throw badRequest({ members: `at most ${LIMITS.membersPerCall} uids across admins, moderators, participants and usersToBan` });
     }
-    await this.deps.usersService.requireActor(ctx);
+    const actor = await this.deps.usersService.requireActor(ctx);
+    if (actor) await this.deps.rbac.requireGroupTypeAllowed(ctx, actor.role, 'createGroup', input.type);
     const owner = input.owner !== undefined ? normalizeId(input.owner) : ctx.onBehalfOf;
     const passwordHash = input.type === 'password' ? await hashPassword(input.password!) : null;
     const metadata = metadataJson(input.metadata);

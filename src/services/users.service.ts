@@ -7,8 +7,11 @@ import { AppError } from '../domain/errors.js';
 import { metadataJson, normalizeId, normalizeIds, normalizeTags } from '../domain/normalize.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
+import type { BlockedUsersRepository, BlockRelation } from '../repositories/blocked-users.repository.js';
+import { DEFAULT_ROLE, type RolesRepository } from '../repositories/roles.repository.js';
 import type { UserChanges, UserListFilter, UserRow, UsersRepository } from '../repositories/users.repository.js';
 import type { AuthTokensService } from './auth-tokens.service.js';
+import { roleNotFound } from './roles.service.js';
 
 export interface User {
   uid: string;
@@ -25,6 +28,12 @@ export interface User {
   lastActiveAt?: number;
   deactivatedAt?: number;
   authToken?: string;
+  /** Relative to a viewer (onBehalfOf, or the user whose friends or blocked users are listed). */
+  blockedByMe?: boolean;
+  hasBlockedMe?: boolean;
+  blockedByMeAt?: number;
+  hasBlockedMeAt?: number;
+  blockedAt?: number;
 }
 
 export interface CreateUserInput {
@@ -71,7 +80,9 @@ export class UsersService {
     private readonly deps: {
       db: Kysely<DB>;
       users: UsersRepository;
+      blocks: BlockedUsersRepository;
       authTokens: AuthTokensService;
+      roles: RolesRepository;
     },
   ) {}
 
@@ -87,6 +98,7 @@ export class UsersService {
       metadataJson: metadataJson(input.metadata),
       tags: input.tags && normalizeTags(input.tags),
     };
+    await this.requireRole(ctx, values.role);
     try {
       // One INSERT is atomic on its own; a transaction only when a token is issued with it.
       if (!input.withAuthToken) return toUser(await this.deps.users.create(ctx.appId, values), { withTags: true });
@@ -110,17 +122,31 @@ export class UsersService {
       tags: input.tags,
       deactivated: input.onlyDeactivated ? 'only' : input.withDeactivated ? 'include' : 'exclude',
     };
+    await this.requireActor(ctx);
     const page = { page: input.page, perPage: input.perPage };
     const { rows, total } = await this.deps.users.list(ctx.appId, filter, page);
+    const relations = await this.blockRelations(ctx, rows);
     return {
-      data: rows.map((row) => toUser(row, { withTags: input.withTags ?? false })),
+      data: rows.map((row) => {
+        const user = toUser(row, { withTags: input.withTags ?? false });
+        return relations ? withBlockFields(user, relations.get(row.uid)) : user;
+      }),
       meta: pageMeta(page, total, rows.length),
     };
   }
 
   async get(ctx: RequestContext, rawUid: string): Promise<User> {
     await this.requireActor(ctx);
-    return toUser(await this.requireActive(ctx, rawUid), { withTags: true });
+    const row = await this.requireActive(ctx, rawUid);
+    const relations = await this.blockRelations(ctx, [row]);
+    const user = toUser(row, { withTags: true });
+    return relations ? withBlockFields(user, relations.get(row.uid)) : user;
+  }
+
+  /** With onBehalfOf: how that user and each of these block each other, in one query. */
+  private async blockRelations(ctx: RequestContext, rows: UserRow[]): Promise<Map<string, BlockRelation> | undefined> {
+    if (ctx.onBehalfOf === undefined) return undefined;
+    return this.deps.blocks.relations(ctx.appId, ctx.onBehalfOf, rows.map((row) => row.uid));
   }
 
   async update(ctx: RequestContext, rawUid: string, input: UpdateUserInput): Promise<User> {
@@ -135,6 +161,7 @@ export class UsersService {
       metadataJson: unset.has('metadata') ? null : metadataJson(input.metadata),
       tags: unset.has('tags') ? [] : input.tags && normalizeTags(input.tags),
     };
+    await this.requireRole(ctx, changes.role);
     const row = await this.deps.users.update(ctx.appId, uid, changes);
     if (!row) throw uidNotFound(uid);
     return toUser(row, { withTags: true });
@@ -177,7 +204,16 @@ export class UsersService {
     return this.requireActive(ctx, ctx.onBehalfOf);
   }
 
-  private async requireActive(ctx: RequestContext, rawUid: string): Promise<UserRow> {
+  /**
+   * A role given in a body must exist (one indexed read, skipped for none or `default`). A role
+   * deleted at that very moment can still slip through: there is no foreign key (see 0004).
+   */
+  private async requireRole(ctx: RequestContext, role: string | undefined): Promise<void> {
+    if (role !== undefined && role !== DEFAULT_ROLE && !(await this.deps.roles.exists(ctx.appId, role))) throw roleNotFound(role);
+  }
+
+  /** The active user with this uid (in any case), else ERR_UID_NOT_FOUND. */
+  async requireActive(ctx: RequestContext, rawUid: string): Promise<UserRow> {
     const uid = normalizeId(rawUid);
     const row = await this.deps.users.getActive(ctx.appId, uid);
     if (!row) throw uidNotFound(uid);
@@ -185,8 +221,22 @@ export class UsersService {
   }
 }
 
-function uidNotFound(uid: string): AppError {
+export function uidNotFound(uid: string): AppError {
   return new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
+}
+
+/**
+ * Adds blockedByMe and hasBlockedMe (with their times) to a user seen by a viewer. blockedAt is
+ * when the viewer blocked the user, else when the user blocked the viewer.
+ */
+export function withBlockFields(user: User, relation: BlockRelation | undefined): User {
+  user.blockedByMe = relation?.blockedByMeAt !== undefined;
+  user.hasBlockedMe = relation?.hasBlockedMeAt !== undefined;
+  if (relation?.blockedByMeAt) user.blockedByMeAt = toUnix(relation.blockedByMeAt);
+  if (relation?.hasBlockedMeAt) user.hasBlockedMeAt = toUnix(relation.hasBlockedMeAt);
+  const blockedAt = relation?.blockedByMeAt ?? relation?.hasBlockedMeAt;
+  if (blockedAt) user.blockedAt = toUnix(blockedAt);
+  return user;
 }
 
 export function publicMetadata(metadata: unknown): Record<string, unknown> | undefined {

@@ -45,6 +45,17 @@ describe('create-apikey', () => {
     assert.equal(errorCode(response), 'ERR_PLAN_QUOTA_RESTRICTION');
   });
 
+  it('keeps to 25 keys per app when keys are created concurrently', async () => {
+    const own = await t.services.apps.create({ appId: '', requestId: 't', log: silentLogger }, { name: 'Race' });
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => t.call(own, '/v3/apikeys', { method: 'POST', body: { name: `race ${i}`, scope: 'authOnly' } })),
+    );
+    assert.equal(responses.filter((r) => r.statusCode === 200).length, 23, 'the app started with two keys');
+    assert.ok(responses.every((r) => r.statusCode === 200 || errorCode(r) === 'ERR_PLAN_QUOTA_RESTRICTION'));
+    const count = await t.database.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<string>().as('n')).where('app_id', '=', own.appId).executeTakeFirstOrThrow();
+    assert.equal(Number(count.n), 25);
+  });
+
   for (const [what, payload] of [
     ['no scope', { name: 'x' }],
     ['no name', { scope: 'authOnly' }],

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
-import { newUser } from '../helpers/factories.js';
+import { newRole, newUser } from '../helpers/factories.js';
 
 let t: TestApp;
 before(async () => {
   t = await createTestApp();
+  // Users may only hold roles of their app.
+  await newRole(t, t.appA, { role: 'moderator' });
+  await newRole(t, t.appA, { role: 'admin' });
 });
 after(async () => {
   await t.close();
@@ -78,6 +81,19 @@ describe('create-user', () => {
       assert.equal(response.statusCode, 400);
       assert.equal(errorCode(response), 'ERR_UID_ALREADY_EXISTS');
     }
+  });
+
+  it('refuses a role the app does not have with ERR_ROLE_NOT_FOUND, creating nothing', async () => {
+    const role = await newRole(t, t.appB);
+    for (const unknown of [uniqueId('role'), role.role]) {
+      const uid = uniqueId();
+      const response = await t.call(t.appA, '/v3/users', { method: 'POST', body: { uid, name: 'x', role: unknown } });
+      assert.equal(response.statusCode, 404, response.body);
+      assert.equal(errorCode(response), 'ERR_ROLE_NOT_FOUND');
+      assert.equal(errorCode(await t.call(t.appA, `/v3/users/${uid}`)), 'ERR_UID_NOT_FOUND');
+    }
+    assert.equal((await newUser(t, t.appA, { role: 'DEFAULT' })).role, 'default');
+    assert.equal((await newUser(t, t.appB, { role: role.role.toUpperCase() })).role, role.role);
   });
 
   it('refuses a uid that is deactivated but still exists', async () => {
@@ -341,6 +357,19 @@ describe('update-user', () => {
     });
     const updated = body(response).data;
     for (const field of ['avatar', 'link', 'metadata', 'statusMessage', 'tags']) assert.equal(updated[field], undefined, field);
+  });
+
+  it('refuses a role the app does not have with ERR_ROLE_NOT_FOUND, changing nothing', async () => {
+    const user = await newUser(t, t.appA);
+    const other = await newRole(t, t.appB);
+    for (const unknown of [uniqueId('role'), other.role]) {
+      const response = await t.call(t.appA, `/v3/users/${user.uid}`, { method: 'PUT', body: { name: 'changed', role: unknown } });
+      assert.equal(response.statusCode, 404, response.body);
+      assert.equal(errorCode(response), 'ERR_ROLE_NOT_FOUND');
+    }
+    assert.deepEqual(body(await t.call(t.appA, `/v3/users/${user.uid}`)).data, user);
+    const role = await newRole(t, t.appA);
+    assert.equal(body(await t.call(t.appA, `/v3/users/${user.uid}`, { method: 'PUT', body: { role: role.role } })).data.role, role.role);
   });
 
   it('answers ERR_UID_NOT_FOUND for unknown, deactivated and other apps’ users', async () => {

@@ -39,3 +39,17 @@ export async function newGroup(
   assert.equal(response.statusCode, 200, response.body);
   return body(response).data;
 }
+
+export interface RoleFields {
+  role?: string;
+  name?: string;
+  [field: string]: unknown;
+}
+
+/** Creates a role through the API and returns it. */
+export async function newRole(t: TestApp, app: CreatedApp, fields: RoleFields = {}): Promise<Record<string, any>> {
+  const role = fields.role ?? uniqueId('role');
+  const response = await t.call(app, '/v3/roles', { method: 'POST', body: { name: `Role ${role}`, ...fields, role } });
+  assert.equal(response.statusCode, 200, response.body);
+  return body(response).data;
+}
