@@ -4,10 +4,12 @@ import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
 import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
 import { BlockedUsersRepository } from './repositories/blocked-users.repository.js';
+import { ConversationsRepository } from './repositories/conversations.repository.js';
 import { CredentialCache } from './repositories/credential-cache.js';
 import { FriendsRepository } from './repositories/friends.repository.js';
 import { GroupMembersRepository } from './repositories/group-members.repository.js';
 import { GroupsRepository } from './repositories/groups.repository.js';
+import { MessagesRepository } from './repositories/messages.repository.js';
 import { PermissionsRepository } from './repositories/permissions.repository.js';
 import { RolesRepository } from './repositories/roles.repository.js';
 import { UsersRepository } from './repositories/users.repository.js';
@@ -18,6 +20,7 @@ import { BlockedUsersService } from './services/blocked-users.service.js';
 import { FriendsService } from './services/friends.service.js';
 import { GroupMembersService } from './services/group-members.service.js';
 import { GroupsService } from './services/groups.service.js';
+import { MessagesService } from './services/messages.service.js';
 import { RbacService } from './services/rbac.service.js';
 import { RolesService } from './services/roles.service.js';
 import { UsersService } from './services/users.service.js';
@@ -41,6 +44,8 @@ export function createServices(
     permissions: new PermissionsRepository(db),
     friends: new FriendsRepository(db),
     blockedUsers: new BlockedUsersRepository(db),
+    messages: new MessagesRepository(db),
+    conversations: new ConversationsRepository(db),
   };
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
   const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region });
@@ -54,7 +59,17 @@ export function createServices(
   const socialDeps = { db, blocks: repositories.blockedUsers, users: repositories.users, usersService: users };
   const friends = new FriendsService({ ...socialDeps, friends: repositories.friends });
   const blockedUsers = new BlockedUsersService(socialDeps);
-  return { apps, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac };
+  const messages = new MessagesService({
+    db,
+    messages: repositories.messages,
+    conversations: repositories.conversations,
+    users: repositories.users,
+    groups: repositories.groups,
+    members: repositories.groupMembers,
+    blocked: repositories.blockedUsers,
+    usersService: users,
+  });
+  return { apps, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -149,6 +149,50 @@ export interface GroupScopePermissionsTable {
   updated_at: NullableTimestamp;
 }
 
+export type ReceiverType = 'user' | 'group';
+
+export interface MessagesTable {
+  app_id: string;
+  /** bigint: a string of digits on both engines (see database.ts). */
+  id: ColumnType<string, never, never>;
+  conversation_id: string;
+  sender: string;
+  receiver: string;
+  receiver_type: ReceiverType;
+  category: string;
+  type: string;
+  data: ColumnType<unknown, string, string>;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  mentioned_uids: ColumnType<string[], string[] | undefined, string[]>;
+  muid: string | null;
+  parent_id: ColumnType<string | null, string | null | undefined, string | null>;
+  reply_count: Generated<number>;
+  sent_at: Timestamp;
+  updated_at: NullableTimestamp;
+  edited_at: NullableTimestamp;
+  edited_by: string | null;
+  deleted_at: NullableTimestamp;
+  deleted_by: string | null;
+}
+
+export interface ConversationsTable {
+  app_id: string;
+  conversation_id: string;
+  conversation_type: ReceiverType;
+  last_message_id: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A participant's side of a 1:1 conversation. */
+export interface UserConversationsTable {
+  app_id: string;
+  uid: string;
+  conversation_id: string;
+  conversation_with: string;
+  created_at: Timestamp;
+}
+
 export interface DB {
   apps: AppsTable;
   api_keys: ApiKeysTable;
@@ -164,4 +208,7 @@ export interface DB {
   role_restricted_features: RoleRestrictedFeaturesTable;
   role_permissions: RolePermissionsTable;
   group_scope_permissions: GroupScopePermissionsTable;
+  messages: MessagesTable;
+  conversations: ConversationsTable;
+  user_conversations: UserConversationsTable;
 }

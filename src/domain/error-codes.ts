@@ -63,6 +63,19 @@ export const ERROR_CATALOGUE = {
   ERR_GROUP_NO_SCOPE_CLEARANCE: { status: 403, message: 'The user {uid} is not allowed to give or change the scope {scope} in the group {guid}.' },
   ERR_GROUP_NO_SELF_ACTION: { status: 403, message: 'The user {uid} cannot do this to themselves.' },
 
+  // Messages (NOTES §1.3; statuses per §1.2)
+  ERR_EMPTY_RECEIVER: { status: 400, message: 'The message names no receiver.' },
+  ERR_INVALID_RECEIVER_TYPE: { status: 400, message: 'The receiverType {receiverType} is not valid: use user or group.' },
+  ERR_INVALID_MESSAGE_CATEGORY: { status: 400, message: 'The category {category} is not valid: use message or custom.' },
+  ERR_EMPTY_MESSAGE_TYPE: { status: 400, message: 'A custom message needs a type.' },
+  ERR_INVALID_MESSAGE_TYPE: { status: 400, message: 'The type {type} is not valid for the category {category}.' },
+  ERR_EMPTY_MESSAGE_TEXT: { status: 400, message: 'A text message needs data.text.' },
+  ERR_EMPTY_MESSAGE_FILE: { status: 400, message: 'A {type} message needs data.attachments with a url.' },
+  ERR_EMPTY_CUSTOM_DATA: { status: 400, message: 'A custom message needs data.customData.' },
+  ERR_MESSAGE_ID_NOT_FOUND: { status: 404, message: 'The message {id} does not exist.' },
+  ERR_BLOCKED_RECEIVER: { status: 403, message: 'The user {uid} has blocked {receiver}: unblock them to send messages.' },
+  ERR_BLOCKED_SENDER: { status: 403, message: 'The user {uid} cannot message {receiver}, who has blocked them.' },
+
   // General
   ERR_BAD_REQUEST: { status: 400, message: 'The request is not valid.' },
   ERR_API_NOT_FOUND: { status: 404, message: 'The API {method} {url} does not exist.' },

@@ -34,6 +34,16 @@ export const LIMITS = {
   groupDescriptionLength: 255,
   rolesPerApp: 25,
   roleDescriptionLength: 255,
+  /** NOTES.md §3.3: the message as JSON, and its data object. */
+  messageJsonChars: 65_536,
+  messageDataBytes: 10 * 1024,
+  mentionsPerMessage: 10,
+  /** Parley's own bounds: a client message id, a custom type, receivers of one multi-send. */
+  muidLength: 255,
+  messageTypeLength: 100,
+  messageReceiversPerCall: 100,
+  messageLimitMax: 1000,
+  messageLimitDefault: 10,
   perPageMax: 1000,
   perPageDefault: 100,
 } as const;

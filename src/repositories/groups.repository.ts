@@ -82,6 +82,12 @@ export class GroupsRepository {
     return tx.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', '=', guid).executeTakeFirst();
   }
 
+  /** Groups by guid; unknown guids are absent. */
+  async getMany(appId: string, guids: string[], tx: Executor = this.db): Promise<GroupRow[]> {
+    if (guids.length === 0) return [];
+    return tx.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', 'in', guids).execute();
+  }
+
   /** The group, its row locked until the transaction ends (member changes serialise on it). */
   async getForUpdate(appId: string, guid: string, tx: Executor): Promise<GroupRow | undefined> {
     return tx

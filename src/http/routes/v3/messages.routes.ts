@@ -1,0 +1,107 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Services } from '../../../container.js';
+import { errorResponses, OnBehalfOfHeader } from '../../../schemas/common.schema.js';
+import { GuidParams } from '../../../schemas/groups.schema.js';
+import {
+  ListAllMessagesQuery,
+  ListGroupMessagesQuery,
+  ListUserMessagesQuery,
+  MessageIdParams,
+  MessageListResponse,
+  MessageResponse,
+  SendMessageBody,
+  SendMessageResponse,
+} from '../../../schemas/messages.schema.js';
+import { UidParams } from '../../../schemas/users.schema.js';
+
+const tags = ['Messages'];
+const headers = Type.Object({ onBehalfOf: Type.Optional(OnBehalfOfHeader) });
+
+/** Messages: send, get, and the three history lists. */
+export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  const messages = services.messages;
+
+  app.post(
+    '/messages',
+    {
+      schema: {
+        operationId: 'send-message',
+        tags,
+        summary: 'Send',
+        description:
+          'Sends a message as the onBehalfOf user (required). With `multipleReceivers`, sends one message to each receiver and answers per receiver.',
+        headers,
+        body: SendMessageBody,
+        response: { 200: SendMessageResponse, ...errorResponses },
+      },
+    },
+    async (request) => ({ data: await messages.send(request.ctx, request.body) }),
+  );
+
+  app.get(
+    '/messages',
+    {
+      schema: {
+        operationId: 'list-all-messages',
+        tags,
+        summary: 'List',
+        description: "Lists the app's messages, oldest first within a page; with onBehalfOf, those of that user's conversations.",
+        headers,
+        querystring: ListAllMessagesQuery,
+        response: { 200: MessageListResponse, ...errorResponses },
+      },
+    },
+    async (request) => messages.listAll(request.ctx, request.query),
+  );
+
+  app.get(
+    '/messages/:id',
+    {
+      schema: {
+        operationId: 'get-message-details',
+        tags,
+        summary: 'Get',
+        description: 'Retrieves a message. With onBehalfOf, only a message of a conversation that user takes part in.',
+        headers,
+        params: MessageIdParams,
+        response: { 200: MessageResponse, ...errorResponses },
+      },
+    },
+    async (request) => ({ data: await messages.get(request.ctx, request.params.id) }),
+  );
+
+  app.get(
+    '/users/:uid/messages',
+    {
+      schema: {
+        operationId: 'user-list-user-messages',
+        tags,
+        summary: 'List user conversation messages',
+        description: 'Lists the messages between the onBehalfOf user (required) and the user in the path.',
+        headers,
+        params: UidParams,
+        querystring: ListUserMessagesQuery,
+        response: { 200: MessageListResponse, ...errorResponses },
+      },
+    },
+    async (request) => messages.listWithUser(request.ctx, request.params.uid, request.query),
+  );
+
+  app.get(
+    '/groups/:guid/messages',
+    {
+      schema: {
+        operationId: 'user-list-group-messages',
+        tags,
+        summary: 'List group messages',
+        description: "Lists a group's messages; with onBehalfOf, that user must be a member.",
+        headers,
+        params: GuidParams,
+        querystring: ListGroupMessagesQuery,
+        response: { 200: MessageListResponse, ...errorResponses },
+      },
+    },
+    async (request) => messages.listInGroup(request.ctx, request.params.guid, request.query),
+  );
+};

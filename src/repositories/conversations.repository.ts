@@ -1,0 +1,42 @@
+import { sql } from 'kysely';
+import type { ReceiverType } from '../db/schema.js';
+import type { Executor } from '../db/transaction.js';
+
+/** Conversations and each participant's side of a 1:1 conversation. */
+export class ConversationsRepository {
+  constructor(private readonly db: Executor) {}
+
+  /**
+   * Creates the conversation if it is new, and in any case holds its row lock until the
+   * transaction ends: the sends of one conversation take turns, so their ids follow commit order.
+   */
+  async lockOrCreate(appId: string, conversationId: string, type: ReceiverType, tx: Executor): Promise<{ created: boolean }> {
+    const row = await tx
+      .insertInto('conversations')
+      .values({ app_id: appId, conversation_id: conversationId, conversation_type: type })
+      // A write that changes nothing, to take the row lock when the row exists.
+      .onConflict((oc) => oc.columns(['app_id', 'conversation_id']).doUpdateSet({ conversation_type: (eb) => eb.ref('conversations.conversation_type') }))
+      .returning(sql<boolean>`xmax = 0`.as('created'))
+      .executeTakeFirstOrThrow();
+    return { created: row.created };
+  }
+
+  /** Both sides of a new 1:1 conversation. */
+  async addParticipants(appId: string, conversationId: string, a: string, b: string, tx: Executor): Promise<void> {
+    const sides = a === b ? [{ uid: a, with: b }] : [{ uid: a, with: b }, { uid: b, with: a }];
+    await tx
+      .insertInto('user_conversations')
+      .values(sides.map((side) => ({ app_id: appId, uid: side.uid, conversation_id: conversationId, conversation_with: side.with })))
+      .onConflict((oc) => oc.columns(['app_id', 'uid', 'conversation_id']).doNothing())
+      .execute();
+  }
+
+  async setLastMessage(appId: string, conversationId: string, messageId: string, at: Date, tx: Executor): Promise<void> {
+    await tx
+      .updateTable('conversations')
+      .set({ last_message_id: messageId, updated_at: at })
+      .where('app_id', '=', appId)
+      .where('conversation_id', '=', conversationId)
+      .execute();
+  }
+}
