@@ -11,7 +11,7 @@ import type { BlockedUsersRepository } from '../repositories/blocked-users.repos
 import type { ConversationsRepository } from '../repositories/conversations.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
-import type { MessageCursor, MessageFilter, MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
+import type { MessageCursor, MessageFilter, MessageRow, MessagesRepository, NewMessage } from '../repositories/messages.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-members.service.js';
 import { toGroup } from './groups.service.js';
@@ -203,17 +203,12 @@ export class MessagesService {
           const mentioned = prepared.mentioned.length
             ? (await this.deps.users.getMany(appId, prepared.mentioned, tx)).filter((user) => user.deactivated_at === null).map((user) => user.uid)
             : [];
-          const { created } = await this.deps.conversations.lockOrCreate(appId, conversationId, target.receiverType, tx);
-          if (created && target.receiverType === 'user') {
-            await this.deps.conversations.addParticipants(appId, conversationId, sender, target.receiver, tx);
-          }
-          const row = await this.deps.messages.create(
+          const row = await this.storeInConversation(
             appId,
             { ...prepared, conversationId, sender, receiver: target.receiver, receiverType: target.receiverType, mentionedUids: mentioned },
             tx,
           );
           if (!row) throw new DuplicateMuid();
-          await this.deps.conversations.setLastMessage(appId, conversationId, row.id, row.sent_at, tx);
           return row;
         },
         ctx.log,
@@ -223,6 +218,23 @@ export class MessagesService {
       if (error instanceof DuplicateMuid) return (await this.deps.messages.getByMuid(appId, sender, prepared.muid!))!;
       throw error;
     }
+  }
+
+  /**
+   * Stores a message in its conversation, inside the caller's transaction: the conversation is
+   * locked (created by its first message, with each side of a 1:1), the message inserted, and
+   * the conversation's last message moved on. Every message enters a conversation here, so
+   * what a conversation keeps about its messages is kept in one place. Undefined when the
+   * sender already has a message with this muid.
+   */
+  async storeInConversation(appId: string, message: NewMessage, tx: Executor): Promise<MessageRow | undefined> {
+    const { created } = await this.deps.conversations.lockOrCreate(appId, message.conversationId, message.receiverType, tx);
+    if (created && message.receiverType === 'user') {
+      await this.deps.conversations.addParticipants(appId, message.conversationId, message.sender, message.receiver, tx);
+    }
+    const row = await this.deps.messages.create(appId, message, tx);
+    if (row) await this.deps.conversations.setLastMessage(appId, message.conversationId, row.id, row.sent_at, tx);
+    return row;
   }
 
   /** The receiver's rules; returns the conversation id. */
