@@ -1,5 +1,6 @@
 // A Parley server for benchmarks: plain HTTP on loopback, one app, seeded users.
-// Env: BENCH_ENGINE=pglite|postgres, DATABASE_URL (postgres), BENCH_USERS (how many to seed).
+// Env: BENCH_ENGINE=pglite|postgres, DATABASE_URL (postgres), BENCH_USERS (how many to seed),
+// BENCH_HISTORY (sizes of the 1:1 conversations to seed, e.g. 1000,1000000).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,9 +42,40 @@ for (const size of [1_000, 100_000].filter((n) => n <= seeded)) {
   await sql`insert into group_members (app_id, guid, uid, scope)
             select ${app.appId}, ${guid}, 'seed-' || i, 'participant' from generate_series(0, ${size - 1}::int) as i`.execute(server.database.db);
 }
+// Groups 'chat-0'.. 'chat-<G-1>' of 10 members each (seed-10i .. seed-10i+9), to send to.
+const chatGroups = Math.min(Number(process.env.BENCH_CHAT_GROUPS ?? 200), Math.floor(seeded / 10));
+if (chatGroups > 0) {
+  await sql`insert into groups (app_id, guid, name, type)
+            select ${app.appId}, 'chat-' || i, 'Chat group ' || i, 'public' from generate_series(0, ${chatGroups - 1}::int) as i`.execute(server.database.db);
+  await sql`insert into group_members (app_id, guid, uid, scope)
+            select ${app.appId}, 'chat-' || (i / 10), 'seed-' || i, 'participant' from generate_series(0, ${chatGroups * 10 - 1}::int) as i`.execute(server.database.db);
+}
+
+// 1:1 conversations to read history from: seed-0 with seed-1 holds the first size, seed-2 with
+// seed-3 the second (BENCH_HISTORY="1000,1000000"), written straight into the tables in
+// batches, as a long-lived conversation would have them.
+const histories = (process.env.BENCH_HISTORY ?? '').split(',').filter(Boolean).map(Number);
+for (const [index, size] of histories.entries()) {
+  const [a, b] = [`seed-${index * 2}`, `seed-${index * 2 + 1}`];
+  const conversationId = `${a}_user_${b}`;
+  await sql`insert into conversations (app_id, conversation_id, conversation_type) values (${app.appId}, ${conversationId}, 'user')`.execute(server.database.db);
+  await sql`insert into user_conversations (app_id, uid, conversation_id, conversation_with)
+            values (${app.appId}, ${a}, ${conversationId}, ${b}), (${app.appId}, ${b}, ${conversationId}, ${a})`.execute(server.database.db);
+  for (let from = 0; from < size; from += 100_000) {
+    const to = Math.min(size, from + 100_000) - 1;
+    await sql`insert into messages (app_id, conversation_id, sender, receiver, receiver_type, category, type, data, sent_at)
+              select ${app.appId}, ${conversationId}, case when i % 2 = 0 then ${a} else ${b} end,
+                     case when i % 2 = 0 then ${b} else ${a} end, 'user', 'message', 'text',
+                     json_build_object('text', 'Message ' || i || ' of a long conversation'),
+                     now() - make_interval(secs => ${size}::int - i)
+              from generate_series(${from}::int, ${to}::int) as i`.execute(server.database.db);
+  }
+  await sql`update conversations set last_message_id = (select max(id) from messages where app_id = ${app.appId} and conversation_id = ${conversationId})
+            where app_id = ${app.appId} and conversation_id = ${conversationId}`.execute(server.database.db);
+}
 await server.database.vacuumAnalyze();
 
-announceReady({ port: server.port, appId: app.appId, apiKey: app.apiKey, engine: server.database.engine, users: seeded, addGroups });
+announceReady({ port: server.port, appId: app.appId, apiKey: app.apiKey, engine: server.database.engine, users: seeded, addGroups, chatGroups, histories });
 process.on('SIGTERM', () => {
   void server.close().then(() => {
     fs.rmSync(dataDir, { recursive: true, force: true });

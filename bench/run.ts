@@ -2,9 +2,10 @@
 // in the same run (these machines are shared and noisy, so only same-run ratios compare).
 //
 //   npm run bench [-- --engine pglite|postgres|all] [--duration 8] [--only NAME]
+//                    [--users 100000] [--history 1000,1000000]
 //
-// Baselines: a no-database Fastify route (for reads), and raw single-row INSERTs over the pg
-// driver at the same concurrency (for writes). Every server runs in its own process; autocannon
+// Baselines: no-database Fastify routes (for reads: a user, and a 50-message history page), and
+// raw single-row INSERTs over the pg driver at the same concurrency (for writes). Every server runs in its own process; autocannon
 // drives it from this one, over loopback.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '8' },
     only: { type: 'string' },
     users: { type: 'string', default: '100000' },
+    history: { type: 'string', default: '1000,1000000' },
   },
 });
 const duration = Number(values.duration);
@@ -93,12 +95,18 @@ function rawInsertRate(url: string, connections: number): Promise<{ insertsPerSe
 
 // --- read baseline ------------------------------------------------------------------------
 const fastify = new Map<number, LoadResult>();
+const fastifyHistory = new Map<number, LoadResult>();
 {
   const server = await startServerProcess<{ port: number }>('baseline-server.ts');
   for (const connections of CONCURRENCIES) {
     const result = await runLoad({ url: `http://127.0.0.1:${server.info.port}/v3/users/bench-user`, connections, durationSeconds: duration });
     fastify.set(connections, result);
     console.log(`baseline: no-database Fastify, ${connections} connections: ${result.requestsPerSecond} req/s (p99 ${result.p99Ms} ms)`);
+    if (wanted('history page')) {
+      const page = await runLoad({ url: `http://127.0.0.1:${server.info.port}/v3/users/seed-1/messages?limit=50`, connections, durationSeconds: duration });
+      fastifyHistory.set(connections, page);
+      console.log(`baseline: no-database Fastify, 50-message page, ${connections} connections: ${page.requestsPerSecond} req/s (p99 ${page.p99Ms} ms)`);
+    }
   }
   await server.stop();
 }
@@ -106,7 +114,7 @@ const fastify = new Map<number, LoadResult>();
 // --- Parley -------------------------------------------------------------------------------
 async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: string) {
   const inserts = new Map<number, number>();
-  if (databaseUrl && (wanted('create user') || wanted('add 25 members'))) {
+  if (databaseUrl && (wanted('create user') || wanted('add 25 members') || wanted('send message'))) {
     for (const connections of CONCURRENCIES) {
       const raw = await rawInsertRate(databaseUrl, connections);
       inserts.set(connections, raw.insertsPerSecond);
@@ -114,10 +122,12 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
     }
   }
   const users = Number(values.users);
-  const server = await startServerProcess<{ port: number; appId: string; apiKey: string; addGroups: number }>('parley-server.ts', {
+  const histories = wanted('history page') ? values.history!.split(',').filter(Boolean).map(Number) : [];
+  const server = await startServerProcess<{ port: number; appId: string; apiKey: string; addGroups: number; chatGroups: number }>('parley-server.ts', {
     BENCH_ENGINE: engine,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     BENCH_USERS: String(users),
+    BENCH_HISTORY: histories.join(','),
   });
   const base = `http://127.0.0.1:${server.info.port}`;
   const headers = { appid: server.info.appId, apikey: server.info.apiKey };
@@ -163,6 +173,63 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
         addCursor = i;
         const raw = inserts.get(connections);
         report({ scenario: 'add 25 members to a group', engine, connections, result, baseline: raw ? 'raw INSERT' : 'Fastify', baselineRate: raw ?? readBaseline });
+      }
+      if (wanted('history page')) {
+        // The newest 50 messages of a 1:1 conversation, as seed-(2k) reads its history with seed-(2k+1).
+        for (const [index, size] of histories.entries()) {
+          const result = await runLoad({
+            url: `${base}/v3/users/seed-${index * 2 + 1}/messages?limit=50`,
+            connections,
+            durationSeconds: duration,
+            headers: { ...headers, onbehalfof: `seed-${index * 2}` },
+          });
+          report({
+            scenario: `history page (50 of ${size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`} messages)`,
+            engine,
+            connections,
+            result,
+            baseline: 'Fastify page',
+            baselineRate: fastifyHistory.get(connections)!.requestsPerSecond,
+          });
+        }
+      }
+      if (wanted('send message')) {
+        const raw = inserts.get(connections);
+        const baseline = { baseline: raw ? 'raw INSERT' : 'Fastify', baselineRate: raw ?? readBaseline };
+        // 1:1: request i goes from seed-(2p) to seed-(2p+1), p = i mod 2,000 pairs, so concurrent
+        // sends rarely share a conversation (each conversation's sends take turns).
+        const pairs = Math.min(2000, Math.floor(users / 2));
+        let n = 0;
+        const text = JSON.stringify({ receiverType: 'user', category: 'message', type: 'text', data: { text: 'Hello there 👋' } });
+        const oneToOne = await runLoad({
+          url: `${base}/v3/messages`,
+          method: 'POST',
+          connections,
+          durationSeconds: duration,
+          headers,
+          request: () => {
+            const pair = n++ % pairs;
+            return { headers: { onbehalfof: `seed-${pair * 2}` }, body: `{"receiver":"seed-${pair * 2 + 1}",${text.slice(1)}` };
+          },
+        });
+        report({ scenario: 'send message (1:1)', engine, connections, result: oneToOne, ...baseline, serverRssMb: server.rssMb() });
+        // Group: request i goes to chat-(i mod G) from one of its 10 members.
+        const groups = server.info.chatGroups;
+        let g = 0;
+        const groupText = JSON.stringify({ receiverType: 'group', category: 'message', type: 'text', data: { text: 'Hello, group 👋' } });
+        const group = await runLoad({
+          url: `${base}/v3/messages`,
+          method: 'POST',
+          connections,
+          durationSeconds: duration,
+          headers,
+          request: () => {
+            const i = g++;
+            const chat = i % groups;
+            return { headers: { onbehalfof: `seed-${chat * 10 + (Math.floor(i / groups) % 10)}` }, body: `{"receiver":"chat-${chat}",${groupText.slice(1)}` };
+          },
+        });
+        report({ scenario: `send message (group, ${groups} groups of 10)`, engine, connections, result: group, ...baseline, serverRssMb: server.rssMb() });
       }
       if (wanted('create user')) {
         let n = 0;

@@ -19,6 +19,8 @@ export interface LoadOptions {
   body?: () => string;
   /** A path per request (overrides the url's path), for requests spread over resources. */
   path?: () => string;
+  /** Body, path and extra headers of each request together (e.g. a sender header matching the body). */
+  request?: () => { body?: string; path?: string; headers?: Record<string, string> };
   /** Seconds of unmeasured load first, so the JIT has compiled the hot paths. Default 2. */
   warmupSeconds?: number;
 }
@@ -41,22 +43,29 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 function drive(options: LoadOptions, durationSeconds: number) {
   const makeBody = options.body;
   const makePath = options.path;
-  const perRequest = makeBody || makePath;
+  const makeRequest = options.request;
+  const perRequest = makeBody || makePath || makeRequest;
   return autocannon({
     url: options.url,
     connections: options.connections,
     duration: durationSeconds,
     method: options.method ?? 'GET',
-    headers: { ...(makeBody ? { 'content-type': 'application/json' } : {}), ...options.headers },
+    headers: { ...(makeBody || makeRequest ? { 'content-type': 'application/json' } : {}), ...options.headers },
     ...(perRequest
       ? {
           requests: [
             {
-              setupRequest: (request: any) => ({
-                ...request,
-                ...(makeBody ? { body: makeBody() } : {}),
-                ...(makePath ? { path: makePath() } : {}),
-              }),
+              setupRequest: (request: any) => {
+                const made = makeRequest?.() ?? {};
+                return {
+                  ...request,
+                  ...(makeBody ? { body: makeBody() } : {}),
+                  ...(makePath ? { path: makePath() } : {}),
+                  ...(made.body !== undefined ? { body: made.body } : {}),
+                  ...(made.path !== undefined ? { path: made.path } : {}),
+                  ...(made.headers ? { headers: { ...request.headers, ...made.headers } } : {}),
+                };
+              },
             },
           ],
         }
