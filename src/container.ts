@@ -4,25 +4,32 @@ import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
 import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
 import { BlockedUsersRepository } from './repositories/blocked-users.repository.js';
+import { ConversationStatesRepository } from './repositories/conversation-states.repository.js';
 import { ConversationsRepository } from './repositories/conversations.repository.js';
 import { CredentialCache } from './repositories/credential-cache.js';
 import { FriendsRepository } from './repositories/friends.repository.js';
 import { GroupMembersRepository } from './repositories/group-members.repository.js';
 import { GroupsRepository } from './repositories/groups.repository.js';
 import { MessagesRepository } from './repositories/messages.repository.js';
+import { ReactionsRepository } from './repositories/reactions.repository.js';
 import { PermissionsRepository } from './repositories/permissions.repository.js';
 import { RolesRepository } from './repositories/roles.repository.js';
 import { UsersRepository } from './repositories/users.repository.js';
+import { ActionMessages } from './services/action-messages.js';
 import { ApiKeysService } from './services/api-keys.service.js';
 import { AppsService } from './services/apps.service.js';
 import { AuthTokensService } from './services/auth-tokens.service.js';
 import { BlockedUsersService } from './services/blocked-users.service.js';
+import { ConversationsService } from './services/conversations.service.js';
 import { FriendsService } from './services/friends.service.js';
 import { GroupMembersService } from './services/group-members.service.js';
 import { GroupsService } from './services/groups.service.js';
 import { MessagesService } from './services/messages.service.js';
+import { MessageEditsService } from './services/message-edits.service.js';
+import { ReactionsService } from './services/reactions.service.js';
 import { RbacService } from './services/rbac.service.js';
 import { RolesService } from './services/roles.service.js';
+import { ThreadsService } from './services/threads.service.js';
 import { UsersService } from './services/users.service.js';
 
 /** Composes database → repositories → services. Each service gets only what it uses. */
@@ -46,6 +53,8 @@ export function createServices(
     blockedUsers: new BlockedUsersRepository(db),
     messages: new MessagesRepository(db),
     conversations: new ConversationsRepository(db),
+    conversationStates: new ConversationStatesRepository(db),
+    reactions: new ReactionsRepository(db),
   };
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
   const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region });
@@ -54,8 +63,6 @@ export function createServices(
   const roles = new RolesService({ db, roles: repositories.roles });
   const rbac = new RbacService({ db, roles: repositories.roles, groups: repositories.groups, permissions: repositories.permissions });
   const groupDeps = { db, groups: repositories.groups, members: repositories.groupMembers, users: repositories.users, usersService: users, rbac };
-  const groupMembers = new GroupMembersService(groupDeps);
-  const groups = new GroupsService({ ...groupDeps, membersService: groupMembers });
   const socialDeps = { db, blocks: repositories.blockedUsers, users: repositories.users, usersService: users };
   const friends = new FriendsService({ ...socialDeps, friends: repositories.friends });
   const blockedUsers = new BlockedUsersService(socialDeps);
@@ -67,9 +74,44 @@ export function createServices(
     groups: repositories.groups,
     members: repositories.groupMembers,
     blocked: repositories.blockedUsers,
+    reactions: repositories.reactions,
+    states: repositories.conversationStates,
     usersService: users,
   });
-  return { apps, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages };
+  // Action messages enter conversations through MessagesService: built after it, before the services that record them.
+  const actions = new ActionMessages({ messages, users: repositories.users, groups: repositories.groups });
+  const groupMembers = new GroupMembersService({ ...groupDeps, actions });
+  const groups = new GroupsService({ ...groupDeps, membersService: groupMembers });
+  const messageEdits = new MessageEditsService({
+    db,
+    messages: repositories.messages,
+    conversations: repositories.conversations,
+    groups: repositories.groups,
+    members: repositories.groupMembers,
+    usersService: users,
+    messagesService: messages,
+    actions,
+  });
+  const threads = new ThreadsService({ messages: repositories.messages, messagesService: messages, usersService: users });
+  const reactions = new ReactionsService({
+    db,
+    messages: repositories.messages,
+    reactions: repositories.reactions,
+    users: repositories.users,
+    messagesService: messages,
+    usersService: users,
+  });
+  const conversations = new ConversationsService({
+    db,
+    states: repositories.conversationStates,
+    messages: repositories.messages,
+    users: repositories.users,
+    groups: repositories.groups,
+    blocked: repositories.blockedUsers,
+    usersService: users,
+    messagesService: messages,
+  });
+  return { apps, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, threads, reactions, messageEdits, conversations };
 }
 
 export type Services = ReturnType<typeof createServices>;

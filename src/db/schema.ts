@@ -193,6 +193,31 @@ export interface UserConversationsTable {
   created_at: Timestamp;
 }
 
+/** One user's state of a conversation: receipts, cleared history, tags (0007). */
+export interface ConversationStatesTable {
+  app_id: string;
+  uid: string;
+  conversation_id: string;
+  delivered_message_id: ColumnType<string | null, string | null | undefined, string | null>;
+  delivered_at: NullableTimestamp;
+  read_message_id: ColumnType<string | null, string | null | undefined, string | null>;
+  read_at: NullableTimestamp;
+  cleared_message_id: ColumnType<string | null, string | null | undefined, string | null>;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  updated_at: Timestamp;
+}
+
+/** One user's reaction to a message. */
+export interface MessageReactionsTable {
+  app_id: string;
+  /** bigint: a string of digits on both engines (see database.ts). */
+  id: ColumnType<string, never, never>;
+  message_id: ColumnType<string, string, never>;
+  reaction: string;
+  uid: string;
+  reacted_at: Timestamp;
+}
+
 export interface DB {
   apps: AppsTable;
   api_keys: ApiKeysTable;
@@ -211,4 +236,6 @@ export interface DB {
   messages: MessagesTable;
   conversations: ConversationsTable;
   user_conversations: UserConversationsTable;
+  conversation_states: ConversationStatesTable;
+  message_reactions: MessageReactionsTable;
 }

@@ -73,8 +73,14 @@ export const ERROR_CATALOGUE = {
   ERR_EMPTY_MESSAGE_FILE: { status: 400, message: 'A {type} message needs data.attachments with a url.' },
   ERR_EMPTY_CUSTOM_DATA: { status: 400, message: 'A custom message needs data.customData.' },
   ERR_MESSAGE_ID_NOT_FOUND: { status: 404, message: 'The message {id} does not exist.' },
+  ERR_MESSAGE_NOT_A_SENDER: { status: 403, message: 'The user {uid} is not the sender of the message {id}: only the sender may {action} it.' },
+  ERR_MESSAGE_ACTION_NOT_ALLOWED: { status: 403, message: 'The message {id} cannot be {action}: {reason}.' },
   ERR_BLOCKED_RECEIVER: { status: 403, message: 'The user {uid} has blocked {receiver}: unblock them to send messages.' },
   ERR_BLOCKED_SENDER: { status: 403, message: 'The user {uid} cannot message {receiver}, who has blocked them.' },
+  ERR_CONVERSATION_NOT_ACCESSIBLE: { status: 403, message: 'The user {uid} has no conversation {conversationId}: not part of it, or no message yet.' },
+  ERR_MESSAGE_THREAD_NESTING: { status: 400, message: 'The message {id} is a thread reply: replies cannot have replies.' },
+  ERR_WRONG_MESSAGE_THREAD: { status: 400, message: 'The receiver does not match the conversation of the message {id}.' },
+  ERR_WRONG_MESSAGE_THREAD_CATEGORY: { status: 400, message: 'The message {id} is of category {category}, which cannot have a thread.' },
 
   // General
   ERR_BAD_REQUEST: { status: 400, message: 'The request is not valid.' },

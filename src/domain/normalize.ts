@@ -38,6 +38,11 @@ export const LIMITS = {
   messageJsonChars: 65_536,
   messageDataBytes: 10 * 1024,
   mentionsPerMessage: 10,
+  /** NOTES.md §3.3: distinct reactions per message, characters per reaction. */
+  reactionsPerMessage: 25,
+  reactionLength: 45,
+  /** Parley's own: reactions per page of a reaction list (the vendor's example shows 100). */
+  reactionsPageMax: 100,
   /** Parley's own bounds: a client message id, a custom type, receivers of one multi-send. */
   muidLength: 255,
   messageTypeLength: 100,

@@ -39,4 +39,22 @@ export class ConversationsRepository {
       .where('conversation_id', '=', conversationId)
       .execute();
   }
+
+  /** After messages are removed: when the last message was one of them, the newest left (or none). */
+  async moveLastMessageBack(appId: string, conversationId: string, removedIds: string[], tx: Executor): Promise<void> {
+    if (removedIds.length === 0) return;
+    await tx
+      .updateTable('conversations')
+      .set((eb) => ({
+        last_message_id: eb
+          .selectFrom('messages')
+          .select((m) => m.fn.max('id').as('id'))
+          .where('messages.app_id', '=', appId)
+          .where('messages.conversation_id', '=', conversationId),
+      }))
+      .where('app_id', '=', appId)
+      .where('conversation_id', '=', conversationId)
+      .where('last_message_id', 'in', removedIds as never[])
+      .execute();
+  }
 }

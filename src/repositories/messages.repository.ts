@@ -18,6 +18,8 @@ export interface NewMessage {
   tags: string[];
   mentionedUids: string[];
   muid: string | null;
+  /** A thread reply: its parent's id. */
+  parentId?: string;
 }
 
 /** What a message list keeps; every field narrows it. */
@@ -50,6 +52,13 @@ export interface MessageFilter {
   hasLinks?: boolean;
   /** Leaves out messages from users this user has blocked. */
   hideSendersBlockedBy?: string;
+  /** Messages with at least one reaction, or none. */
+  hasReactions?: boolean;
+  /** Leaves out the messages this user cleared (reset-*-conversation). */
+  clearedFor?: string;
+  /** Messages after this user's read (delivered) mark, not sent by them. */
+  unreadBy?: string;
+  undeliveredBy?: string;
 }
 
 /** A keyset page: `append` = ids after `id` (from the oldest), `prepend` = ids before it (from the newest). */
@@ -81,6 +90,7 @@ export class MessagesRepository {
           tags: message.tags,
           mentioned_uids: message.mentionedUids,
           muid: message.muid,
+          parent_id: message.parentId ?? null,
         })
         .onConflict((oc) => oc.columns(['app_id', 'sender', 'muid']).where('muid', 'is not', null).doNothing())
         .returningAll()
@@ -93,6 +103,12 @@ export class MessagesRepository {
     return tx.selectFrom('messages').selectAll().where('app_id', '=', appId).where('id', '=', id as never).executeTakeFirst();
   }
 
+  /** Messages by id (e.g. the last messages of a page of conversations); unknown ids are absent. */
+  async getMany(appId: string, ids: string[], tx: Executor = this.db): Promise<MessageRow[]> {
+    if (ids.length === 0) return [];
+    return tx.selectFrom('messages').selectAll().where('app_id', '=', appId).where('id', 'in', ids as never[]).execute();
+  }
+
   async getByMuid(appId: string, sender: string, muid: string, tx: Executor = this.db): Promise<MessageRow | undefined> {
     return tx
       .selectFrom('messages')
@@ -101,6 +117,106 @@ export class MessagesRepository {
       .where('sender', '=', sender)
       .where('muid', '=', muid)
       .executeTakeFirst();
+  }
+
+  /** A message, row-locked until the transaction ends: its writers (e.g. of its reactions) take turns. */
+  async getForUpdate(appId: string, id: string, tx: Executor): Promise<MessageRow | undefined> {
+    return tx.selectFrom('messages').selectAll().where('app_id', '=', appId).where('id', '=', id as never).forNoKeyUpdate().executeTakeFirst();
+  }
+
+  /** An edit: new content, and who edited it when. */
+  async edit(
+    appId: string,
+    id: string,
+    edit: { dataJson: string; tags: string[]; mentionedUids: string[]; editedBy: string },
+    tx: Executor,
+  ): Promise<MessageRow | undefined> {
+    return tx
+      .updateTable('messages')
+      .set({
+        data: edit.dataJson,
+        tags: edit.tags,
+        mentioned_uids: edit.mentionedUids,
+        edited_by: edit.editedBy,
+        edited_at: sql<Date>`now()`,
+        updated_at: sql<Date>`now()`,
+      })
+      .where('app_id', '=', appId)
+      .where('id', '=', id as never)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /** A soft delete: the message stays, marked deleted. */
+  async markDeleted(appId: string, id: string, deletedBy: string, tx: Executor): Promise<MessageRow | undefined> {
+    return tx
+      .updateTable('messages')
+      .set({ deleted_by: deletedBy, deleted_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+      .where('app_id', '=', appId)
+      .where('id', '=', id as never)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /**
+   * A permanent delete: the message, and the edited/deleted action messages about it (they
+   * carry its content), which come after it in its conversation. Returns the removed ids.
+   */
+  async deletePermanently(appId: string, conversationId: string, id: string, tx: Executor): Promise<string[]> {
+    const rows = await tx
+      .deleteFrom('messages')
+      .where('app_id', '=', appId)
+      .where('conversation_id', '=', conversationId)
+      .where((eb) =>
+        eb.or([
+          eb('id', '=', id as never),
+          eb.and([
+            eb('id', '>', id as never),
+            eb('category', '=', 'action'),
+            eb('type', '=', 'message'),
+            eb(sql<string>`data->'entities'->'on'->'entity'->>'id'`, '=', id),
+          ]),
+        ]),
+      )
+      .returning('id')
+      .execute();
+    return rows.map((row) => String(row.id));
+  }
+
+  /** Counts a new reply on its parent; false when the parent is gone. */
+  async addReply(appId: string, parentId: string, tx: Executor): Promise<boolean> {
+    const row = await tx
+      .updateTable('messages')
+      .set((eb) => ({ reply_count: eb('reply_count', '+', 1) }))
+      .where('app_id', '=', appId)
+      .where('id', '=', parentId as never)
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Uncounts a permanently deleted reply on its parent. */
+  async removeReply(appId: string, parentId: string, tx: Executor): Promise<void> {
+    await tx
+      .updateTable('messages')
+      .set((eb) => ({ reply_count: eb('reply_count', '-', 1) }))
+      .where('app_id', '=', appId)
+      .where('id', '=', parentId as never)
+      .where('reply_count', '>', 0)
+      .execute();
+  }
+
+  /** A page of a thread's replies, oldest first (threads are small: the vendor pages them by number). */
+  async listReplies(appId: string, parentId: string, page: { offset: number; limit: number }, tx: Executor = this.db): Promise<MessageRow[]> {
+    return tx
+      .selectFrom('messages')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where('parent_id', '=', parentId)
+      .orderBy('id', 'asc')
+      .offset(page.offset)
+      .limit(page.limit)
+      .execute();
   }
 
   /**
@@ -157,6 +273,18 @@ export class MessagesRepository {
       query = query.where('sender', 'not in', (eb) =>
         eb.selectFrom('blocked_users').select('blocked_uid').where('app_id', '=', appId).where('uid', '=', uid),
       );
+    }
+    if (filter.hasReactions !== undefined) {
+      const reacted = sql<boolean>`exists (select 1 from message_reactions r where r.app_id = ${appId} and r.message_id = messages.id)`;
+      query = query.where(reacted, '=', filter.hasReactions);
+    }
+    // Marks of conversation_states (0007), read per row of this conversation's state.
+    const afterMark = (uid: string, marks: Array<'cleared' | 'read' | 'delivered'>) =>
+      sql<boolean>`messages.id > coalesce((select greatest(${sql.join(marks.map((mark) => sql`coalesce(s.${sql.ref(`${mark}_message_id`)}, 0)`))}) from conversation_states s where s.app_id = ${appId} and s.uid = ${uid} and s.conversation_id = messages.conversation_id), 0)`;
+    if (filter.clearedFor !== undefined) query = query.where(afterMark(filter.clearedFor, ['cleared']));
+    if (filter.unreadBy !== undefined) query = query.where('sender', '<>', filter.unreadBy).where(afterMark(filter.unreadBy, ['cleared', 'read']));
+    if (filter.undeliveredBy !== undefined) {
+      query = query.where('sender', '<>', filter.undeliveredBy).where(afterMark(filter.undeliveredBy, ['cleared', 'delivered']));
     }
     if (cursor.affix === 'append') {
       if (cursor.id !== undefined) query = query.where('id', '>', cursor.id as never);

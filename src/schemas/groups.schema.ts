@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { LIMITS } from '../domain/normalize.js';
 import { Data, DataWithMeta, Id, JsonObject, ListQuery, PageQuery, PaginationMeta, SuccessMessage, Tags, UnixTime, Url } from './common.schema.js';
+import { Message } from './messages.schema.js';
 import { User } from './users.schema.js';
 
 const GroupTypeSchema = Type.Union([Type.Literal('public'), Type.Literal('private'), Type.Literal('password')], {
@@ -23,6 +24,7 @@ export const MembersInputSchema = Type.Object(
 
 const UidResult = Type.Object({
   success: Type.Boolean(),
+  data: Type.Optional(Message),
   error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
 });
 const BucketResult = Type.Record(Type.String(), UidResult);

@@ -18,7 +18,7 @@ const Attachment = Type.Object(
   { additionalProperties: true },
 );
 
-const MessageData = Type.Object(
+export const MessageData = Type.Object(
   {
     text: Type.Optional(Type.String({ description: 'Text of a text message; `<@uid:UID>` mentions a user.' })),
     attachments: Type.Optional(Type.Array(Attachment, { maxItems: 100, description: 'Files of an image, video, audio or file message.' })),
@@ -68,6 +68,8 @@ export const Message = Type.Object(
     editedBy: Type.Optional(Type.String()),
     deletedAt: Type.Optional(UnixTime('Unix seconds.')),
     deletedBy: Type.Optional(Type.String()),
+    deliveredAt: Type.Optional(UnixTime("Unix seconds: a 1:1 message's receiver, or the viewer of a group message, received it.")),
+    readAt: Type.Optional(UnixTime("Unix seconds: a 1:1 message's receiver, or the viewer of a group message, read it.")),
   },
   { description: 'A message, as the vendor returns it.' },
 );
@@ -139,9 +141,12 @@ const listFields = {
   mentionedUids: Type.Optional(ListQuery(Type.String({ maxLength: 200 }), 'Only messages mentioning one of these uids.')),
   hasLinks: flag('Only messages whose text has a link (true) or none (false).'),
   mentionsWithTagInfo: flag('Includes the tags of mentioned users.'),
+  hasReactions: flag('Only messages with reactions (true) or none (false).'),
 };
 const viewerFields = {
   myMentionsOnly: flag('With onBehalfOf: only messages mentioning that user.'),
+  unread: flag("With onBehalfOf: only messages after that user's read mark, not sent by them."),
+  undelivered: flag("With onBehalfOf: only messages after that user's delivered mark, not sent by them."),
 };
 
 export const ListAllMessagesQuery = Type.Object(

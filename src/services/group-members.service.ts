@@ -10,7 +10,9 @@ import { toUnix } from '../domain/time.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
+import type { ActionMessages, GroupMemberEvent } from './action-messages.js';
 import { groupActor, rankOf, requireRank, SCOPE_RANK, type GroupActor } from './group-access.js';
+import type { Message } from './messages.service.js';
 import type { RbacService } from './rbac.service.js';
 import { toUser, type User, type UsersService } from './users.service.js';
 
@@ -25,7 +27,8 @@ const BUCKET_SCOPE: Record<Exclude<MemberBucket, 'usersToBan'>, MemberScope> = {
   participants: 'participant',
 };
 
-export type UidResult = { success: true } | { success: false; error: { code: string; message: string } };
+/** A success carries the action message of an added (or joined) member, as the vendor's example shows. */
+export type UidResult = { success: true; data?: Message } | { success: false; error: { code: string; message: string } };
 export type MembersResult = Partial<Record<MemberBucket, Record<string, UidResult>>>;
 
 export interface Member extends User {
@@ -57,6 +60,7 @@ export class GroupMembersService {
       users: UsersRepository;
       usersService: UsersService;
       rbac: RbacService;
+      actions: ActionMessages;
     },
   ) {}
 
@@ -179,6 +183,18 @@ export class GroupMembersService {
       }
     }
 
+    // One action message per change: a user adding themselves joins.
+    const events: GroupMemberEvent[] = [];
+    for (const { uid, bucket } of items) {
+      if (!results.get(uid)!.success) continue;
+      events.push({ uid, action: bucket === 'usersToBan' ? 'banned' : uid === actor.uid ? 'joined' : 'added' });
+    }
+    const messages = await this.deps.actions.groupMember(appId, guid, actor.uid, events, tx);
+    events.forEach((event, index) => {
+      // The vendor's example answers a ban with `{"success": true}` alone.
+      if (event.action !== 'banned') results.set(event.uid, { success: true, data: messages[index]! });
+    });
+
     const answer: MembersResult = {};
     for (const { uid, bucket } of items) (answer[bucket] ??= {})[uid] = results.get(uid)!;
     return answer;
@@ -237,6 +253,8 @@ export class GroupMembersService {
           }
         }
         const updated = (await this.deps.members.setScope(ctx.appId, guid, uid, scope, tx))!;
+        const event: GroupMemberEvent = { uid, action: 'scopeChanged', scope: { new: updated.scope, old: target.scope } };
+        await this.deps.actions.groupMember(ctx.appId, guid, actor.uid, [event], tx);
         return { guid, uid, scope: updated.scope, joinedAt: toUnix(updated.joined_at) };
       },
       ctx.log,
@@ -269,6 +287,7 @@ export class GroupMembersService {
           }
         }
         await this.deps.members.remove(ctx.appId, guid, uid, tx);
+        await this.deps.actions.groupMember(ctx.appId, guid, actor.uid, [{ uid, action: actor.uid === uid ? 'left' : 'kicked' }], tx);
         const message =
           actor.uid === uid
             ? `The member with ${uid} has left the Group with ${guid}.`
@@ -316,6 +335,7 @@ export class GroupMembersService {
         if (!(await this.deps.members.unban(ctx.appId, guid, uid, tx))) {
           throw new AppError('ERR_NOT_A_BANNED_USER', { params: { uid, guid } });
         }
+        await this.deps.actions.groupMember(ctx.appId, guid, actor.uid, [{ uid, action: 'unbanned' }], tx);
         return { success: true as const, message: `The user with uid ${uid} has been unbanned from the Group with ${guid}.` };
       },
       ctx.log,

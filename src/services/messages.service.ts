@@ -8,12 +8,15 @@ import { cursorId, groupConversationId, MEDIA_TYPES, MESSAGE_TYPES, mentionedUid
 import { LIMITS, normalizeId, normalizeIds, normalizeTags } from '../domain/normalize.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
+import type { ConversationStatesRepository } from '../repositories/conversation-states.repository.js';
 import type { ConversationsRepository } from '../repositories/conversations.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { MessageCursor, MessageFilter, MessageRow, MessagesRepository, NewMessage } from '../repositories/messages.repository.js';
+import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-members.service.js';
+import { loadReceipts, withReceipt } from './receipts.js';
 import { toGroup } from './groups.service.js';
 import { toUser, type UsersService } from './users.service.js';
 
@@ -36,7 +39,9 @@ export interface SendMessageInput {
   multipleReceivers?: { uids?: string[]; guids?: string[] };
 }
 
-type Entity = { entity: Record<string, unknown>; entityType: 'user' | 'group' };
+export type Entity = { entity: Record<string, unknown>; entityType: 'user' | 'group' | 'message' };
+/** An action message's entities (NOTES §8): who acted, on what, and for whom. */
+export type ActionEntities = { by: Entity; on: Entity; for?: Entity };
 
 export interface Message {
   id: string;
@@ -47,7 +52,7 @@ export interface Message {
   receiver: string;
   category: string;
   type: string;
-  data: Record<string, unknown> & { entities: { sender: Entity; receiver: Entity }; mentions?: Record<string, unknown> };
+  data: Record<string, unknown> & { entities: { sender: Entity; receiver: Entity } | ActionEntities; mentions?: Record<string, unknown> };
   sentAt: number;
   updatedAt: number;
   tags?: string[];
@@ -57,6 +62,9 @@ export interface Message {
   editedBy?: string;
   deletedAt?: number;
   deletedBy?: string;
+  /** Receipts (see receipts.ts). */
+  deliveredAt?: number;
+  readAt?: number;
 }
 
 export type SendResult = { success: true; data: Message } | { success: false; error: { code: string; message: string } };
@@ -95,6 +103,9 @@ export interface ListMessagesInput {
   hasLinks?: boolean;
   hideMessagesFromBlockedUsers?: boolean;
   mentionsWithTagInfo?: boolean;
+  hasReactions?: boolean;
+  unread?: boolean;
+  undelivered?: boolean;
 }
 
 type CursorMeta = { affix: 'append' | 'prepend'; id: string; sentAt: number };
@@ -105,7 +116,7 @@ export interface MessageListMeta {
 }
 
 /** A validated message, ready to be stored for any receiver. */
-interface Prepared {
+export interface Prepared {
   category: string;
   type: string;
   dataJson: string;
@@ -114,7 +125,8 @@ interface Prepared {
   muid: string | null;
 }
 
-type Target = { receiverType: ReceiverType; receiver: string };
+/** Where a message goes; a thread reply also names its parent. */
+export type Target = { receiverType: ReceiverType; receiver: string; parentId?: string };
 
 /** Thrown inside a send's transaction to roll it back when the muid exists already. */
 class DuplicateMuid extends Error {}
@@ -129,6 +141,8 @@ export class MessagesService {
       groups: GroupsRepository;
       members: GroupMembersRepository;
       blocked: BlockedUsersRepository;
+      reactions: ReactionsRepository;
+      states: ConversationStatesRepository;
       usersService: UsersService;
     },
   ) {}
@@ -136,25 +150,28 @@ export class MessagesService {
   /**
    * send-message, as the onBehalfOf user. Each message commits in one transaction with its
    * conversation; a muid the sender used before answers the first message instead.
+   * send-thread-message passes `thread`, which checks the parent once the sender is known and
+   * gives the reply's target.
    */
-  async send(ctx: RequestContext, input: SendMessageInput): Promise<Message | MultiSendResult> {
+  async send(ctx: RequestContext, input: SendMessageInput, thread?: () => Promise<Target>): Promise<Message | MultiSendResult> {
     const sender = ctx.onBehalfOf;
     if (sender === undefined) throw badRequest({ onBehalfOf: 'is required: it names the sender' });
     if (JSON.stringify(input).length > LIMITS.messageJsonChars) {
       throw badRequest({ body: `must be at most ${LIMITS.messageJsonChars} characters as JSON` });
     }
     const prepared = prepare(input);
-    const targets = this.targets(input);
+    const targets = thread ? [] : this.targets(input);
     if (input.multipleReceivers && prepared.muid !== null) {
       throw badRequest({ muid: 'cannot be combined with multipleReceivers: one muid names one message' });
     }
     await this.deps.usersService.requireActor(ctx);
     if (!input.multipleReceivers) {
+      const target = thread ? await thread() : targets[0]!;
       if (prepared.muid !== null) {
         const first = await this.deps.messages.getByMuid(ctx.appId, sender, prepared.muid);
         if (first) return (await this.render(ctx, [first], { withTags: true }))[0]!;
       }
-      const row = await this.sendOne(ctx, sender, targets[0]!, prepared);
+      const row = await this.sendOne(ctx, sender, target, prepared);
       return (await this.render(ctx, [row], { withTags: true }))[0]!;
     }
     const result: MultiSendResult = { uids: {}, guids: {} };
@@ -200,12 +217,18 @@ export class MessagesService {
         'send_message',
         async (tx) => {
           const conversationId = await this.checkReceiver(ctx, sender, target, tx);
-          const mentioned = prepared.mentioned.length
-            ? (await this.deps.users.getMany(appId, prepared.mentioned, tx)).filter((user) => user.deactivated_at === null).map((user) => user.uid)
-            : [];
+          const mentioned = await this.activeMentions(appId, prepared.mentioned, tx);
           const row = await this.storeInConversation(
             appId,
-            { ...prepared, conversationId, sender, receiver: target.receiver, receiverType: target.receiverType, mentionedUids: mentioned },
+            {
+              ...prepared,
+              conversationId,
+              sender,
+              receiver: target.receiver,
+              receiverType: target.receiverType,
+              mentionedUids: mentioned,
+              parentId: target.parentId,
+            },
             tx,
           );
           if (!row) throw new DuplicateMuid();
@@ -223,9 +246,9 @@ export class MessagesService {
   /**
    * Stores a message in its conversation, inside the caller's transaction: the conversation is
    * locked (created by its first message, with each side of a 1:1), the message inserted, and
-   * the conversation's last message moved on. Every message enters a conversation here, so
-   * what a conversation keeps about its messages is kept in one place. Undefined when the
-   * sender already has a message with this muid.
+   * the conversation's last message moved on (and a reply counted on its parent). Every message
+   * enters a conversation here, so what a conversation keeps about its messages is kept in one
+   * place. Undefined when the sender already has a message with this muid.
    */
   async storeInConversation(appId: string, message: NewMessage, tx: Executor): Promise<MessageRow | undefined> {
     const { created } = await this.deps.conversations.lockOrCreate(appId, message.conversationId, message.receiverType, tx);
@@ -234,7 +257,17 @@ export class MessagesService {
     }
     const row = await this.deps.messages.create(appId, message, tx);
     if (row) await this.deps.conversations.setLastMessage(appId, message.conversationId, row.id, row.sent_at, tx);
+    // A reply counts on its parent; a parent deleted meanwhile takes the reply back.
+    if (row && message.parentId !== undefined && !(await this.deps.messages.addReply(appId, message.parentId, tx))) {
+      throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: message.parentId } });
+    }
     return row;
+  }
+
+  /** The mentioned users who are active: only they are kept as mentions. */
+  async activeMentions(appId: string, uids: string[], tx: Executor): Promise<string[]> {
+    if (uids.length === 0) return [];
+    return (await this.deps.users.getMany(appId, uids, tx)).filter((user) => user.deactivated_at === null).map((user) => user.uid);
   }
 
   /** The receiver's rules; returns the conversation id. */
@@ -268,15 +301,21 @@ export class MessagesService {
    */
   async get(ctx: RequestContext, rawId: string): Promise<Message> {
     await this.deps.usersService.requireActor(ctx);
+    const row = await this.requireVisible(ctx, rawId);
+    return (await this.render(ctx, [row], { withTags: true }))[0]!;
+  }
+
+  /** The message with this path id, if the onBehalfOf user (when given) can see it; else ERR_MESSAGE_ID_NOT_FOUND. */
+  async requireVisible(ctx: RequestContext, rawId: string): Promise<MessageRow> {
     const id = parseMessageId(rawId);
     const row = id === undefined ? undefined : await this.deps.messages.get(ctx.appId, id);
     if (!row || (ctx.onBehalfOf !== undefined && !(await this.canSee(ctx.appId, ctx.onBehalfOf, row)))) {
       throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
     }
-    return (await this.render(ctx, [row], { withTags: true }))[0]!;
+    return row;
   }
 
-  private async canSee(appId: string, uid: string, row: MessageRow): Promise<boolean> {
+  async canSee(appId: string, uid: string, row: MessageRow): Promise<boolean> {
     if (row.receiver_type === 'user') return row.sender === uid || row.receiver === uid;
     return (await this.deps.members.get(appId, row.receiver, uid)) !== undefined;
   }
@@ -323,6 +362,8 @@ export class MessagesService {
     const needsViewer = (field: string) => badRequest({ [field]: 'needs the onBehalfOf header' });
     if (input.myMentionsOnly && viewer === undefined) throw needsViewer('myMentionsOnly');
     if (input.hideMessagesFromBlockedUsers && viewer === undefined) throw needsViewer('hideMessagesFromBlockedUsers');
+    if (input.unread && viewer === undefined) throw needsViewer('unread');
+    if (input.undelivered && viewer === undefined) throw needsViewer('undelivered');
     if (input.hideDeleted && input.onlyDeleted) throw badRequest({ onlyDeleted: 'cannot be combined with hideDeleted' });
     const list = <T>(one: T | undefined, many: T[] | undefined) => {
       const all = [...(one !== undefined ? [one] : []), ...(many ?? [])];
@@ -351,6 +392,10 @@ export class MessagesService {
       mentioning: mentioning.length ? mentioning : undefined,
       hasLinks: input.hasLinks,
       hideSendersBlockedBy: input.hideMessagesFromBlockedUsers ? viewer : undefined,
+      hasReactions: input.hasReactions,
+      clearedFor: viewer,
+      unreadBy: input.unread ? viewer : undefined,
+      undeliveredBy: input.undelivered ? viewer : undefined,
     };
   }
 
@@ -372,11 +417,12 @@ export class MessagesService {
     return { data, meta };
   }
 
-  /** Messages with their entities and mentions, from one read of users and one of groups. */
-  private async render(
+  /** Messages with their entities, mentions and reactions, from one read each of users, groups and reactions. */
+  async render(
     ctx: RequestContext,
     rows: MessageRow[],
     options: { withTags: boolean; mentionsWithTagInfo?: boolean },
+    tx?: Executor,
   ): Promise<Message[]> {
     if (rows.length === 0) return [];
     const uids = new Set<string>();
@@ -387,13 +433,15 @@ export class MessagesService {
       else guids.add(row.receiver);
       for (const uid of row.mentioned_uids) uids.add(uid);
     }
-    const [users, groups] = await Promise.all([
-      this.deps.users.getMany(ctx.appId, [...uids]),
-      this.deps.groups.getMany(ctx.appId, [...guids]),
+    const [users, groups, reactions, receipts] = await Promise.all([
+      this.deps.users.getMany(ctx.appId, [...uids], tx),
+      this.deps.groups.getMany(ctx.appId, [...guids], tx),
+      this.deps.reactions.counts(ctx.appId, rows.map((row) => String(row.id)), ctx.onBehalfOf, tx),
+      loadReceipts(this.deps.states, ctx.appId, rows, ctx.onBehalfOf, tx),
     ]);
     const userByUid = new Map(users.map((user) => [user.uid, user]));
     const groupByGuid = new Map(groups.map((group) => [group.guid, group]));
-    return rows.map((row) => toMessage(row, userByUid, groupByGuid, options));
+    return rows.map((row) => withReceipt(toMessage(row, userByUid, groupByGuid, options, reactions.get(String(row.id))), receipts(row)));
   }
 }
 
@@ -402,8 +450,8 @@ function affixOf(input: ListMessagesInput): 'append' | 'prepend' {
   return input.affix ?? (input.id !== undefined || input.sentAt !== undefined ? 'append' : 'prepend');
 }
 
-/** The content rules of a message, whoever receives it. */
-function prepare(input: SendMessageInput): Prepared {
+/** The content rules of a message, whoever receives it (and of an edit). */
+export function prepare(input: SendMessageInput): Prepared {
   const category = input.category ?? 'message';
   if (!(SENDABLE_CATEGORIES as readonly string[]).includes(category)) {
     throw new AppError('ERR_INVALID_MESSAGE_CATEGORY', { params: { category } });
@@ -415,7 +463,7 @@ function prepare(input: SendMessageInput): Prepared {
   } else if (!type?.trim()) {
     throw new AppError('ERR_EMPTY_MESSAGE_TYPE');
   }
-  const { entities: _entities, mentions: _mentions, ...data } = input.data ?? {};
+  const { entities: _entities, mentions: _mentions, reactions: _reactions, ...data } = input.data ?? {};
   if (category === 'message' && type === 'text' && !data.text?.trim()) throw new AppError('ERR_EMPTY_MESSAGE_TEXT');
   if (category === 'message' && (MEDIA_TYPES as readonly string[]).includes(type)) {
     const hasFile = (data.attachments ?? []).some((attachment) => typeof attachment.url === 'string' && attachment.url !== '') || typeof data.url === 'string';
@@ -440,12 +488,12 @@ function prepare(input: SendMessageInput): Prepared {
   };
 }
 
-function userEntity(uid: string, user: UserRow | undefined, extra: Record<string, unknown> = {}): Entity {
+export function userEntity(uid: string, user: UserRow | undefined, extra: Record<string, unknown> = {}): Entity {
   // A permanently deleted user leaves only their uid.
   return { entity: user ? { ...toUser(user, { withTags: false }), ...extra } : { uid, ...extra }, entityType: 'user' };
 }
 
-function groupEntity(guid: string, group: GroupRow | undefined): Entity {
+export function groupEntity(guid: string, group: GroupRow | undefined): Entity {
   const entity = group ? { ...toGroup(group, undefined, { withTags: false }) } : { guid, conversationId: groupConversationId(guid) };
   return { entity, entityType: 'group' };
 }
@@ -455,11 +503,13 @@ export function toMessage(
   users: Map<string, UserRow>,
   groups: Map<string, GroupRow>,
   options: { withTags: boolean; mentionsWithTagInfo?: boolean },
+  reactions: ReactionCount[] = [],
 ): Message {
   const stored = (row.data ?? {}) as Record<string, unknown>;
   const data: Message['data'] = {
     ...stored,
-    entities: {
+    // An action message keeps the entities stored with it: what was acted on, as it was then.
+    entities: row.category === 'action' ? (stored.entities as ActionEntities) : {
       sender: userEntity(row.sender, users.get(row.sender)),
       receiver:
         row.receiver_type === 'user'
@@ -473,6 +523,10 @@ export function toMessage(
     if (user) mentions[uid] = toUser(user, { withTags: options.mentionsWithTagInfo ?? false });
   }
   if (Object.keys(mentions).length) data.mentions = mentions;
+  // In data, as the vendor's reaction examples show; reactedByMe only when true.
+  if (reactions.length) {
+    data.reactions = reactions.map(({ reaction, count, reactedByMe }) => (reactedByMe ? { reaction, count, reactedByMe } : { reaction, count }));
+  }
   const message: Message = {
     id: String(row.id),
     conversationId: row.conversation_id,

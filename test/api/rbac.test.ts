@@ -343,7 +343,7 @@ describe('enforcement', () => {
     assert.equal(body(await t.call(A, `/v3/groups/${open.guid}`)).data.membersCount, 0);
     // The app may still add the user.
     const added = await t.call(A, `/v3/groups/${open.guid}/members`, { method: 'POST', body: { participants: [user.uid] } });
-    assert.deepEqual(body(added).data, { participants: { [user.uid]: { success: true } } });
+    assert.equal(body(added).data.participants[user.uid].success, true, added.body);
   });
 
   it('permissions of a role in another app do not apply', async () => {

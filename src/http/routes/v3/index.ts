@@ -5,19 +5,23 @@ import type { TenancySettings } from '../../plugins/tenancy.js';
 import { apiKeysRoutes } from './api-keys.routes.js';
 import { authTokensRoutes } from './auth-tokens.routes.js';
 import { blockedUsersRoutes } from './blocked-users.routes.js';
+import { conversationsRoutes } from './conversations.routes.js';
 import { friendsRoutes } from './friends.routes.js';
 import { groupMembersRoutes } from './group-members.routes.js';
 import { groupsRoutes } from './groups.routes.js';
+import { messageEditsRoutes } from './message-edits.routes.js';
 import { messagesRoutes } from './messages.routes.js';
+import { reactionsRoutes } from './reactions.routes.js';
 import { rbacRoutes } from './rbac.routes.js';
 import { rolesRoutes } from './roles.routes.js';
+import { threadsRoutes } from './threads.routes.js';
 import { usersRoutes } from './users.routes.js';
 
 /**
  * The general API, `/v3`. Every route module is listed here, so the whole vendor surface can
  * be audited in one place against the specs (docs/compatibility.md lists what is not here).
  */
-export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes];
+export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes];
 
 export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings }> = async (app, options) => {
   installAuth(app, { apps: options.services.apps, tenancy: options.tenancy });

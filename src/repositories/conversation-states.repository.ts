@@ -1,0 +1,272 @@
+import { sql, type Selectable } from 'kysely';
+import type { ConversationStatesTable, MemberScope, ReceiverType } from '../db/schema.js';
+import type { Executor } from '../db/transaction.js';
+import { pageOffset, type PageRequest } from '../domain/pagination.js';
+import { escapeLike } from './sql-helpers.js';
+
+export type ConversationStateRow = Selectable<ConversationStatesTable>;
+
+/** Unread counts stop here (enough for "99+" badges): each is one index range of at most this many messages. */
+export const UNREAD_COUNT_CAP = 100;
+
+/** A conversation as one user sees it. */
+export interface ConversationViewRow {
+  conversation_id: string;
+  conversation_type: ReceiverType;
+  /** The other user's uid, or the group's guid. */
+  with_id: string;
+  /** Group conversations: the viewer's membership. */
+  scope: MemberScope | null;
+  joined_at: Date | null;
+  /** When the conversation began for the viewer: its first message, or their joining the group. */
+  created_at: Date;
+  updated_at: Date;
+  last_message_id: string | null;
+  tags: string[] | null;
+  cleared_message_id: string | null;
+  read_message_id: string | null;
+  unread: string;
+}
+
+export interface ConversationFilter {
+  conversationType?: ReceiverType;
+  /** One conversation (with conversationType, or either kind). */
+  conversationId?: string;
+  unread?: boolean;
+  /** Conversations the viewer tagged with at least one of these. */
+  tags?: string[];
+  /** 1:1 conversations whose other user has one of these tags. */
+  userTags?: string[];
+  /** Group conversations whose group has one of these tags. */
+  groupTags?: string[];
+  /** A case-insensitive substring of the other user's or the group's name. */
+  searchKey?: string;
+}
+
+export type ReceiptMark = { kind: 'delivered' | 'read'; messageId: string } | { kind: 'unread'; messageId: string | null };
+
+/**
+ * Each user's state of their conversations (receipts, cleared history, tags), and the
+ * conversations a user takes part in: their 1:1s (user_conversations) and the conversations of
+ * the groups they are a member of, for the conversation endpoints.
+ */
+export class ConversationStatesRepository {
+  constructor(private readonly db: Executor) {}
+
+  /**
+   * A page of the conversations `uid` takes part in, newest activity first, each with its
+   * unread count; and how many there are. A conversation exists from its first message, and is
+   * hidden while the viewer has cleared up to its last message.
+   */
+  async list(
+    appId: string,
+    uid: string,
+    filter: ConversationFilter,
+    page: PageRequest,
+    tx: Executor = this.db,
+  ): Promise<{ rows: ConversationViewRow[]; total: number }> {
+    const base = this.visible(appId, uid, filter, tx);
+    const [rows, count] = await Promise.all([
+      base
+        .select(['m.conversation_id', 'm.conversation_type', 'm.with_id', 'm.scope', 'm.joined_at', 'm.created_at'])
+        .select(['c.updated_at', 'c.last_message_id', 's.tags', 's.cleared_message_id', 's.read_message_id'])
+        .select(sql<string>`(select count(*) from (${unreadMessages(tx, appId, uid).orderBy('um.id').limit(UNREAD_COUNT_CAP)}) as unread)`.as('unread'))
+        .orderBy('c.last_message_id', 'desc')
+        .orderBy('m.conversation_id')
+        .limit(page.perPage)
+        .offset(pageOffset(page))
+        .execute(),
+      base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows: rows as ConversationViewRow[], total: Number(count.n) };
+  }
+
+  /** One conversation as `uid` sees it; undefined when they are not part of it or it is hidden. */
+  async get(appId: string, uid: string, conversationId: string, type: ReceiverType | undefined, tx: Executor = this.db): Promise<ConversationViewRow | undefined> {
+    const { rows } = await this.list(appId, uid, { conversationId, conversationType: type }, { page: 1, perPage: 1 }, tx);
+    return rows[0];
+  }
+
+  private visible(appId: string, uid: string, filter: ConversationFilter, tx: Executor) {
+    const guidOf = filter.conversationId?.startsWith('group_') ? filter.conversationId.slice('group_'.length) : undefined;
+    // userTags keep only 1:1 conversations, groupTags only group ones; both keep either kind.
+    const userTags = filter.userTags?.length ? filter.userTags : undefined;
+    const groupTags = filter.groupTags?.length ? filter.groupTags : undefined;
+    const wantUser = filter.conversationType !== 'group' && !(groupTags && !userTags);
+    const wantGroup =
+      filter.conversationType !== 'user' && !(userTags && !groupTags) && (filter.conversationId === undefined || guidOf !== undefined);
+    const userSide = tx
+      .selectFrom('user_conversations')
+      .select([
+        'conversation_id',
+        sql<ReceiverType>`'user'`.as('conversation_type'),
+        'conversation_with as with_id',
+        sql<MemberScope | null>`null`.as('scope'),
+        sql<Date | null>`null::timestamptz`.as('joined_at'),
+        'created_at',
+      ])
+      .where('app_id', '=', appId)
+      .where('uid', '=', uid)
+      .$if(filter.conversationId !== undefined, (q) => q.where('conversation_id', '=', filter.conversationId!))
+      .$if(!wantUser, (q) => q.where(sql<boolean>`false`));
+    const groupSide = tx
+      .selectFrom('group_members')
+      .select([
+        sql<string>`'group_' || guid`.as('conversation_id'),
+        sql<ReceiverType>`'group'`.as('conversation_type'),
+        'guid as with_id',
+        sql<MemberScope | null>`scope`.as('scope'),
+        sql<Date | null>`joined_at`.as('joined_at'),
+        'joined_at as created_at',
+      ])
+      .where('app_id', '=', appId)
+      .where('uid', '=', uid)
+      .$if(guidOf !== undefined, (q) => q.where('guid', '=', guidOf!))
+      .$if(!wantGroup, (q) => q.where(sql<boolean>`false`));
+    let query = tx
+      .selectFrom(userSide.unionAll(groupSide).as('m'))
+      .innerJoin('conversations as c', (join) =>
+        join
+          .on('c.app_id', '=', appId)
+          .onRef('c.conversation_id', '=', 'm.conversation_id')
+          .onRef('c.conversation_type', '=', 'm.conversation_type'),
+      )
+      .leftJoin('conversation_states as s', (join) =>
+        join.on('s.app_id', '=', appId).on('s.uid', '=', uid).onRef('s.conversation_id', '=', 'm.conversation_id'),
+      )
+      .where((eb) => eb.or([eb('s.cleared_message_id', 'is', null), eb('c.last_message_id', '>', eb.ref('s.cleared_message_id'))]));
+    if (filter.unread) query = query.where((eb) => eb.exists(unreadMessages(tx, appId, uid)));
+    if (filter.tags?.length) query = query.where(sql<boolean>`s.tags && ${sql.val(filter.tags)}::text[]`);
+    if (userTags || groupTags || filter.searchKey) {
+      query = query
+        .leftJoin('users as u', (join) =>
+          join.on('u.app_id', '=', appId).onRef('u.uid', '=', 'm.with_id').on('m.conversation_type', '=', 'user'),
+        )
+        .leftJoin('groups as g', (join) =>
+          join.on('g.app_id', '=', appId).onRef('g.guid', '=', 'm.with_id').on('m.conversation_type', '=', 'group'),
+        );
+      if (userTags || groupTags) {
+        const byUser = userTags ? sql<boolean>`(m.conversation_type = 'user' and u.tags && ${sql.val(userTags)}::text[])` : sql<boolean>`false`;
+        const byGroup = groupTags ? sql<boolean>`(m.conversation_type = 'group' and g.tags && ${sql.val(groupTags)}::text[])` : sql<boolean>`false`;
+        query = query.where(sql<boolean>`(${byUser} or ${byGroup})`);
+      }
+      if (filter.searchKey) {
+        const pattern = `%${escapeLike(filter.searchKey)}%`;
+        query = query.where(sql<boolean>`coalesce(u.name, g.name) ilike ${pattern}`);
+      }
+    }
+    return query;
+  }
+
+  /** The states of these (uid, conversation) pairs: receipts shown on a page of messages. */
+  async getMany(appId: string, pairs: Array<{ uid: string; conversationId: string }>, tx: Executor = this.db): Promise<ConversationStateRow[]> {
+    if (pairs.length === 0) return [];
+    return tx
+      .selectFrom('conversation_states')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where((eb) => eb(eb.refTuple('uid', 'conversation_id'), 'in', pairs.map((pair) => eb.tuple(pair.uid, pair.conversationId))))
+      .execute();
+  }
+
+  /**
+   * Moves a watermark in one statement: delivered and read only forwards (a read message is
+   * delivered too), read backwards for mark-as-unread. Times change only when a mark moves.
+   */
+  async mark(appId: string, uid: string, conversationId: string, mark: ReceiptMark, tx: Executor = this.db): Promise<void> {
+    const now = new Date();
+    const id = mark.messageId;
+    if (mark.kind === 'unread') {
+      await tx
+        .insertInto('conversation_states')
+        .values({ app_id: appId, uid, conversation_id: conversationId })
+        .onConflict((oc) =>
+          oc.columns(['app_id', 'uid', 'conversation_id']).doUpdateSet({
+            read_message_id: sql`case when ${id}::bigint is null then null else least(conversation_states.read_message_id, ${id}::bigint) end`,
+            updated_at: now,
+          }),
+        )
+        .execute();
+      return;
+    }
+    const forward = (column: 'delivered' | 'read') =>
+      sql<string>`greatest(conversation_states.${sql.ref(`${column}_message_id`)}, ${id}::bigint)`;
+    const timeOf = (column: 'delivered' | 'read') =>
+      sql<Date>`case when ${id}::bigint > coalesce(conversation_states.${sql.ref(`${column}_message_id`)}, 0) then ${now}::timestamptz else conversation_states.${sql.ref(`${column}_at`)} end`;
+    const read = mark.kind === 'read';
+    await tx
+      .insertInto('conversation_states')
+      .values({
+        app_id: appId,
+        uid,
+        conversation_id: conversationId,
+        delivered_message_id: id,
+        delivered_at: now,
+        read_message_id: read ? id : null,
+        read_at: read ? now : null,
+      })
+      .onConflict((oc) =>
+        oc.columns(['app_id', 'uid', 'conversation_id']).doUpdateSet({
+          delivered_message_id: forward('delivered'),
+          delivered_at: timeOf('delivered'),
+          ...(read ? { read_message_id: forward('read'), read_at: timeOf('read') } : {}),
+          updated_at: now,
+        }),
+      )
+      .execute();
+  }
+
+  async setTags(appId: string, uid: string, conversationId: string, tags: string[], tx: Executor = this.db): Promise<void> {
+    await tx
+      .insertInto('conversation_states')
+      .values({ app_id: appId, uid, conversation_id: conversationId, tags })
+      .onConflict((oc) => oc.columns(['app_id', 'uid', 'conversation_id']).doUpdateSet({ tags, updated_at: new Date() }))
+      .execute();
+  }
+
+  /** Hides the conversation's messages up to `upTo` from `uid`. */
+  async clear(appId: string, uid: string, conversationId: string, upTo: string, tx: Executor = this.db): Promise<void> {
+    await tx
+      .insertInto('conversation_states')
+      .values({ app_id: appId, uid, conversation_id: conversationId, cleared_message_id: upTo })
+      .onConflict((oc) =>
+        oc.columns(['app_id', 'uid', 'conversation_id']).doUpdateSet({
+          cleared_message_id: sql`greatest(conversation_states.cleared_message_id, ${upTo}::bigint)`,
+          updated_at: new Date(),
+        }),
+      )
+      .execute();
+  }
+
+  /**
+   * Deletes a conversation for everyone: its row first (which waits for, then blocks, the sends
+   * to it), its participants' sides and states (cascades), then its messages.
+   */
+  async deleteWithMessages(appId: string, conversationId: string, type: ReceiverType, tx: Executor): Promise<void> {
+    await tx.deleteFrom('conversations').where('app_id', '=', appId).where('conversation_id', '=', conversationId).execute();
+    await tx
+      .deleteFrom('messages')
+      .where('app_id', '=', appId)
+      .where('conversation_id', '=', conversationId)
+      .where('receiver_type', '=', type)
+      .execute();
+  }
+}
+
+/**
+ * The messages of conversation m unread by `uid`: after their read mark and what they cleared,
+ * not their own, not action messages, not deleted, and in a group not sent before they joined.
+ * A range of the (app_id, conversation_id, id) index.
+ */
+function unreadMessages(qc: Executor, appId: string, uid: string) {
+  return qc
+    .selectFrom('messages as um')
+    .select(sql<number>`1`.as('one'))
+    .where('um.app_id', '=', appId)
+    .where('um.conversation_id', '=', sql.ref<string>('m.conversation_id'))
+    .where('um.id', '>', sql<string>`greatest(coalesce(s.read_message_id, 0), coalesce(s.cleared_message_id, 0))`)
+    .where('um.sender', '<>', uid)
+    .where('um.category', '<>', 'action')
+    .where('um.deleted_at', 'is', null)
+    .where((w) => w.or([w(sql.ref('m.joined_at'), 'is', null), w('um.sent_at', '>=', sql.ref<Date>('m.joined_at'))]));
+}

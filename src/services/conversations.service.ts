@@ -1,0 +1,289 @@
+import type { Kysely } from 'kysely';
+import type { DB, ReceiverType } from '../db/schema.js';
+import { withTransaction, type Executor } from '../db/transaction.js';
+import type { RequestContext } from '../domain/context.js';
+import { AppError, badRequest } from '../domain/errors.js';
+import { userConversationId } from '../domain/conversation-id.js';
+import { groupConversationId, parseMessageId } from '../domain/messages.js';
+import { normalizeId, normalizeTags } from '../domain/normalize.js';
+import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
+import { toUnix } from '../domain/time.js';
+import type { BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
+import type { ConversationFilter, ConversationStatesRepository, ConversationViewRow } from '../repositories/conversation-states.repository.js';
+import type { GroupsRepository } from '../repositories/groups.repository.js';
+import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
+import type { UsersRepository } from '../repositories/users.repository.js';
+import { guidNotFound } from './group-members.service.js';
+import { toGroup } from './groups.service.js';
+import type { Message, MessagesService } from './messages.service.js';
+import { toUser, withBlockFields, type UsersService } from './users.service.js';
+
+export interface Conversation {
+  conversationId: string;
+  conversationType: ReceiverType;
+  /** A string, as the vendor sends it. */
+  unreadMessageCount: string;
+  lastMessage?: Message;
+  conversationWith: Record<string, unknown>;
+  createdAt: number;
+  updatedAt: number;
+  tags?: string[];
+}
+
+export interface ListConversationsInput extends PageRequest {
+  conversationType?: ReceiverType;
+  unread?: boolean;
+  withTags?: boolean;
+  tags?: string[];
+  withUserAndGroupTags?: boolean;
+  userTags?: string[];
+  groupTags?: string[];
+  searchKey?: string;
+}
+
+export type ReceiptKind = 'delivered' | 'read' | 'unread';
+
+/** Where a conversation endpoint points: a user (the other side of a 1:1) or a group. */
+type Target = { type: ReceiverType; id: string };
+type Located = { viewer: string; conversationId: string; type: ReceiverType };
+
+export class ConversationsService {
+  constructor(
+    private readonly deps: {
+      db: Kysely<DB>;
+      states: ConversationStatesRepository;
+      messages: MessagesRepository;
+      users: UsersRepository;
+      groups: GroupsRepository;
+      blocked: BlockedUsersRepository;
+      usersService: UsersService;
+      messagesService: MessagesService;
+    },
+  ) {}
+
+  /** list-all-conversations: the onBehalfOf user's conversations, newest activity first. */
+  async list(ctx: RequestContext, input: ListConversationsInput): Promise<{ data: Conversation[]; meta: PageMeta }> {
+    const viewer = await this.viewer(ctx);
+    const filter: ConversationFilter = {
+      conversationType: input.conversationType,
+      unread: input.unread,
+      tags: input.tags?.length ? input.tags : undefined,
+      userTags: input.userTags?.length ? input.userTags : undefined,
+      groupTags: input.groupTags?.length ? input.groupTags : undefined,
+      searchKey: input.searchKey || undefined,
+    };
+    const page = { page: input.page, perPage: input.perPage };
+    const { rows, total } = await this.deps.states.list(ctx.appId, viewer, filter, page);
+    const data = await this.render(ctx, viewer, rows, { withTags: input.withTags ?? false, withEntityTags: input.withUserAndGroupTags ?? false });
+    return { data, meta: pageMeta(page, total, data.length) };
+  }
+
+  /** get-user-conversations / get-group-conversations. */
+  async get(ctx: RequestContext, target: Target): Promise<Conversation> {
+    const located = await this.locate(ctx, target);
+    const row = await this.visible(ctx, located, target);
+    return (await this.render(ctx, located.viewer, [row], { withTags: true, withEntityTags: false }))[0]!;
+  }
+
+  /** get-conversation (deprecated): by conversation id. */
+  async getById(ctx: RequestContext, rawConversationId: string): Promise<Conversation> {
+    const located = await this.locateById(ctx, rawConversationId);
+    const row = await this.visible(ctx, located);
+    return (await this.render(ctx, located.viewer, [row], { withTags: true, withEntityTags: false }))[0]!;
+  }
+
+  /** update-user-conversation / update-group-conversation: the viewer's tags of the conversation. */
+  async update(ctx: RequestContext, target: Target, input: { tags: string[] }): Promise<Conversation> {
+    const located = await this.locate(ctx, target);
+    const tags = normalizeTags(input.tags);
+    await withTransaction(
+      this.deps.db,
+      'update_conversation',
+      async (tx) => {
+        await this.visible(ctx, located, target, tx);
+        await this.deps.states.setTags(ctx.appId, located.viewer, located.conversationId, tags, tx);
+      },
+      ctx.log,
+    );
+    return this.get(ctx, target);
+  }
+
+  /**
+   * reset-user-conversation / reset-group-conversation: the viewer's history is cleared (hidden
+   * from them up to the last message), and the conversation with it until a new message.
+   * `deleteMessagesPermanently` (1:1 only) deletes the conversation and its messages for both.
+   */
+  async reset(
+    ctx: RequestContext,
+    target: Target,
+    input: { conversationWith?: string; deleteMessagesPermanently?: boolean } = {},
+  ): Promise<{ success: true; message: string }> {
+    if (input.conversationWith !== undefined && normalizeId(input.conversationWith) !== normalizeId(target.id)) {
+      throw badRequest({ conversationWith: 'must name the user in the path' });
+    }
+    const located = await this.locate(ctx, target);
+    return this.clear(ctx, located, target, input.deleteMessagesPermanently ?? false);
+  }
+
+  /** delete-conversation (deprecated): reset, by conversation id. */
+  async deleteById(ctx: RequestContext, rawConversationId: string): Promise<{ success: true; message: string }> {
+    return this.clear(ctx, await this.locateById(ctx, rawConversationId), undefined, false);
+  }
+
+  private async clear(ctx: RequestContext, located: Located, target: Target | undefined, permanently: boolean): Promise<{ success: true; message: string }> {
+    const { viewer, conversationId } = located;
+    await withTransaction(
+      this.deps.db,
+      permanently ? 'delete_conversation' : 'reset_conversation',
+      async (tx) => {
+        const row = await this.visible(ctx, located, target, tx);
+        if (permanently) await this.deps.states.deleteWithMessages(ctx.appId, conversationId, located.type, tx);
+        else await this.deps.states.clear(ctx.appId, viewer, conversationId, row.last_message_id!, tx);
+      },
+      ctx.log,
+    );
+    return {
+      success: true,
+      message: permanently
+        ? `The conversation ${conversationId} and its messages have been deleted permanently for all its users.`
+        : `The conversation ${conversationId} has been deleted successfully for UID ${viewer}.`,
+    };
+  }
+
+  /**
+   * mark-*-as-delivered / -read / -unread: moves the viewer's watermark to `messageId` (a
+   * message of the conversation), or to the last message; without it, unread marks everything.
+   */
+  async mark(ctx: RequestContext, target: Target, kind: ReceiptKind, rawMessageId?: string | number): Promise<{ success: true; message: string }> {
+    const located = await this.locate(ctx, target);
+    const { viewer, conversationId } = located;
+    const messageId = rawMessageId === undefined ? undefined : parseMessageId(String(rawMessageId));
+    if (rawMessageId !== undefined && messageId === undefined) throw messageNotFound(String(rawMessageId));
+    await withTransaction(
+      this.deps.db,
+      `mark_conversation_${kind}`,
+      async (tx) => {
+        const row = await this.visible(ctx, located, target, tx);
+        if (messageId !== undefined) await this.requireMessageOf(ctx, messageId, conversationId, located.type, tx);
+        const upTo = messageId ?? (kind === 'unread' ? null : row.last_message_id!);
+        if (kind === 'unread') await this.deps.states.mark(ctx.appId, viewer, conversationId, { kind, messageId: upTo }, tx);
+        else await this.deps.states.mark(ctx.appId, viewer, conversationId, { kind, messageId: upTo! }, tx);
+      },
+      ctx.log,
+    );
+    const what = target.type === 'user' ? `the messages from the user ${target.id}` : `the messages in the group ${target.id}`;
+    const message =
+      kind === 'unread'
+        ? messageId !== undefined
+          ? `The messages after the message id ${messageId} of ${conversationId} are marked as unread for the user ${viewer}.`
+          : `All the messages of ${conversationId} are marked as unread for the user ${viewer}.`
+        : `All ${what}${messageId !== undefined ? ` up to the message id ${messageId}` : ''} are marked as ${kind} for the user ${viewer}.`;
+    return { success: true, message };
+  }
+
+  private async requireMessageOf(ctx: RequestContext, id: string, conversationId: string, type: ReceiverType, tx: Executor): Promise<MessageRow> {
+    const message = await this.deps.messages.get(ctx.appId, id, tx);
+    if (!message || message.conversation_id !== conversationId || message.receiver_type !== type) throw messageNotFound(id);
+    return message;
+  }
+
+  /** The onBehalfOf user, required: conversations are always someone's. */
+  private async viewer(ctx: RequestContext): Promise<string> {
+    if (ctx.onBehalfOf === undefined) throw badRequest({ onBehalfOf: 'is required: it names the user whose conversations these are' });
+    await this.deps.usersService.requireActor(ctx);
+    return ctx.onBehalfOf;
+  }
+
+  private async locate(ctx: RequestContext, target: Target): Promise<Located> {
+    const viewer = await this.viewer(ctx);
+    const id = normalizeId(target.id);
+    if (target.type === 'group') {
+      if (!(await this.deps.groups.get(ctx.appId, id))) throw guidNotFound(id);
+      return { viewer, conversationId: groupConversationId(id), type: 'group' };
+    }
+    return { viewer, conversationId: userConversationId(viewer, id), type: 'user' };
+  }
+
+  /** A conversation id from a path: its type is the stored conversation's. */
+  private async locateById(ctx: RequestContext, rawConversationId: string): Promise<Located> {
+    const viewer = await this.viewer(ctx);
+    const row = await this.deps.states.get(ctx.appId, viewer, rawConversationId, undefined);
+    if (!row) throw notAccessible(viewer, rawConversationId);
+    return { viewer, conversationId: row.conversation_id, type: row.conversation_type };
+  }
+
+  /**
+   * The conversation as the viewer sees it, else ERR_CONVERSATION_NOT_ACCESSIBLE: not part of
+   * it, no message yet, or cleared by them. A user that never existed is ERR_UID_NOT_FOUND.
+   */
+  private async visible(ctx: RequestContext, located: Located, target?: Target, tx?: Executor): Promise<ConversationViewRow> {
+    const row = await this.deps.states.get(ctx.appId, located.viewer, located.conversationId, located.type, tx);
+    if (row) return row;
+    if (target?.type === 'user') {
+      const uid = normalizeId(target.id);
+      if (!(await this.deps.users.get(ctx.appId, uid, tx))) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
+    }
+    throw notAccessible(located.viewer, located.conversationId);
+  }
+
+  /** Conversations with their last message and the other side, from one read of each. */
+  private async render(
+    ctx: RequestContext,
+    viewer: string,
+    rows: ConversationViewRow[],
+    options: { withTags: boolean; withEntityTags: boolean },
+  ): Promise<Conversation[]> {
+    if (rows.length === 0) return [];
+    const { appId } = ctx;
+    const uids = rows.filter((row) => row.conversation_type === 'user').map((row) => row.with_id);
+    const guids = rows.filter((row) => row.conversation_type === 'group').map((row) => row.with_id);
+    const lastIds = rows.flatMap((row) => (row.last_message_id === null ? [] : [String(row.last_message_id)]));
+    const [lastRows, users, groups, relations] = await Promise.all([
+      this.deps.messages.getMany(appId, lastIds),
+      this.deps.users.getMany(appId, uids),
+      this.deps.groups.getMany(appId, guids),
+      this.deps.blocked.relations(appId, viewer, uids),
+    ]);
+    // A deleted last message is not shown (NOTES §9.3).
+    const shown = lastRows.filter((row) => row.deleted_at === null);
+    const messageCtx = { ...ctx, onBehalfOf: viewer };
+    const rendered = await this.deps.messagesService.render(messageCtx, shown, { withTags: false });
+    const messageById = new Map(rendered.map((message) => [message.id, message]));
+    const userByUid = new Map(users.map((user) => [user.uid, user]));
+    const groupByGuid = new Map(groups.map((group) => [group.guid, group]));
+    return rows.map((row) => {
+      let conversationWith: Record<string, unknown>;
+      if (row.conversation_type === 'user') {
+        const user = userByUid.get(row.with_id);
+        conversationWith = user
+          ? { ...withBlockFields(toUser(user, { withTags: options.withEntityTags }), relations.get(row.with_id)), conversationId: row.conversation_id }
+          : { uid: row.with_id, conversationId: row.conversation_id };
+      } else {
+        const group = groupByGuid.get(row.with_id);
+        conversationWith = group
+          ? { ...toGroup(group, { scope: row.scope, joinedAt: row.joined_at }, { withTags: options.withEntityTags }) }
+          : { guid: row.with_id, conversationId: row.conversation_id };
+      }
+      const conversation: Conversation = {
+        conversationId: row.conversation_id,
+        conversationType: row.conversation_type,
+        unreadMessageCount: String(row.unread),
+        conversationWith,
+        createdAt: toUnix(row.created_at),
+        updatedAt: toUnix(row.updated_at),
+      };
+      const last = row.last_message_id === null ? undefined : messageById.get(String(row.last_message_id));
+      if (last) conversation.lastMessage = last;
+      if (options.withTags && row.tags?.length) conversation.tags = row.tags;
+      return conversation;
+    });
+  }
+}
+
+function notAccessible(uid: string, conversationId: string): AppError {
+  return new AppError('ERR_CONVERSATION_NOT_ACCESSIBLE', { params: { uid, conversationId } });
+}
+
+function messageNotFound(id: string): AppError {
+  return new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id } });
+}

@@ -1,0 +1,140 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { withTransaction } from '../db/transaction.js';
+import type { RequestContext } from '../domain/context.js';
+import { AppError, badRequest } from '../domain/errors.js';
+import { cursorId } from '../domain/messages.js';
+import { LIMITS } from '../domain/normalize.js';
+import { toUnix } from '../domain/time.js';
+import type { MessagesRepository } from '../repositories/messages.repository.js';
+import type { ReactionsRepository } from '../repositories/reactions.repository.js';
+import type { UsersRepository } from '../repositories/users.repository.js';
+import type { Message, MessagesService } from './messages.service.js';
+import { toUser, type UsersService } from './users.service.js';
+
+export interface Reaction {
+  id: string;
+  messageId: string;
+  reaction: string;
+  uid: string;
+  reactedAt: number;
+  /** The user as now; a permanently deleted user leaves only the uid. */
+  reactedBy: Record<string, unknown>;
+}
+
+export interface ReactionPageInput {
+  limit?: number;
+  /** Cursor: reactions added after the one with this id. */
+  id?: string;
+}
+
+/** As the vendor's example: the page size and count, and the last reaction of the page. */
+export interface ReactionListMeta {
+  current: { limit: number; count: number };
+  next?: { affix: 'append'; id: string };
+}
+
+/** Reactions to messages: anyone who can see a message may react to it. */
+export class ReactionsService {
+  constructor(
+    private readonly deps: {
+      db: Kysely<DB>;
+      messages: MessagesRepository;
+      reactions: ReactionsRepository;
+      users: UsersRepository;
+      messagesService: MessagesService;
+      usersService: UsersService;
+    },
+  ) {}
+
+  /**
+   * add-message-reactions, as the onBehalfOf user; adding a reaction again changes nothing.
+   * Answers the message with its reaction counts.
+   */
+  async add(ctx: RequestContext, rawId: string, rawReaction: string): Promise<Message> {
+    const uid = reactor(ctx);
+    const reaction = checkReaction(rawReaction);
+    await this.deps.usersService.requireActor(ctx);
+    const visible = await this.deps.messagesService.requireVisible(ctx, rawId);
+    const id = String(visible.id);
+    const row = await withTransaction(
+      this.deps.db,
+      'add_reaction',
+      async (tx) => {
+        // The message's row lock makes concurrent adds take turns, so the limit holds.
+        const locked = await this.deps.messages.getForUpdate(ctx.appId, id, tx);
+        if (!locked) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
+        const present = await this.deps.reactions.distinct(ctx.appId, id, reaction, tx);
+        if (!present.has && present.count >= LIMITS.reactionsPerMessage) {
+          throw badRequest({ reaction: `is a new reaction, and a message has at most ${LIMITS.reactionsPerMessage} distinct reactions` });
+        }
+        await this.deps.reactions.add(ctx.appId, id, reaction, uid, tx);
+        return locked;
+      },
+      ctx.log,
+    );
+    return (await this.deps.messagesService.render(ctx, [row], { withTags: true }))[0]!;
+  }
+
+  /** remove-message-reactions, as the onBehalfOf user; removing a reaction they have not added changes nothing. */
+  async remove(ctx: RequestContext, rawId: string, rawReaction: string): Promise<Message> {
+    const uid = reactor(ctx);
+    const reaction = checkReaction(rawReaction);
+    await this.deps.usersService.requireActor(ctx);
+    const row = await this.deps.messagesService.requireVisible(ctx, rawId);
+    // One statement: a removal can neither break the limit nor race with itself.
+    await this.deps.reactions.remove(ctx.appId, String(row.id), reaction, uid);
+    return (await this.deps.messagesService.render(ctx, [row], { withTags: true }))[0]!;
+  }
+
+  /**
+   * list-all-reactions and (with `reaction`) get-message-reactions: who reacted, in the order
+   * they did, as a user who can see the message.
+   */
+  async list(
+    ctx: RequestContext,
+    rawId: string,
+    input: ReactionPageInput,
+    rawReaction?: string,
+  ): Promise<{ data: Reaction[]; meta: ReactionListMeta }> {
+    const reaction = rawReaction === undefined ? undefined : checkReaction(rawReaction);
+    await this.deps.usersService.requireActor(ctx);
+    const message = await this.deps.messagesService.requireVisible(ctx, rawId);
+    const limit = input.limit ?? LIMITS.reactionsPageMax;
+    const rows = await this.deps.reactions.list(ctx.appId, String(message.id), {
+      reaction,
+      afterId: input.id === undefined ? undefined : cursorId(input.id),
+      limit,
+    });
+    const users = new Map(
+      (await this.deps.users.getMany(ctx.appId, [...new Set(rows.map((row) => row.uid))])).map((user) => [user.uid, user]),
+    );
+    const data = rows.map((row): Reaction => {
+      const user = users.get(row.uid);
+      return {
+        id: String(row.id),
+        messageId: String(row.message_id),
+        reaction: row.reaction,
+        uid: row.uid,
+        reactedAt: toUnix(row.reacted_at),
+        reactedBy: user ? { ...toUser(user, { withTags: false }) } : { uid: row.uid },
+      };
+    });
+    const meta: ReactionListMeta = { current: { limit, count: data.length } };
+    const last = data[data.length - 1];
+    if (last) meta.next = { affix: 'append', id: last.id };
+    return { data, meta };
+  }
+}
+
+function reactor(ctx: RequestContext): string {
+  if (ctx.onBehalfOf === undefined) throw badRequest({ onBehalfOf: 'is required: it names the user who reacts' });
+  return ctx.onBehalfOf;
+}
+
+/** A reaction from the path (already URL-decoded): kept as sent, but not blank. */
+function checkReaction(raw: string): string {
+  if (raw.trim() === '') throw badRequest({ reaction: 'must not be blank' });
+  if ([...raw].length > LIMITS.reactionLength) throw badRequest({ reaction: `must be at most ${LIMITS.reactionLength} characters` });
+  return raw;
+}
