@@ -69,11 +69,9 @@ export function createServices(
   const messages = new MessagesService({
     db,
     messages: repositories.messages,
-    conversations: repositories.conversations,
     users: repositories.users,
     groups: repositories.groups,
     members: repositories.groupMembers,
-    blocked: repositories.blockedUsers,
     reactions: repositories.reactions,
     states: repositories.conversationStates,
     usersService: users,

@@ -8,7 +8,8 @@ export class ConversationsRepository {
 
   /**
    * Creates the conversation if it is new, and in any case holds its row lock until the
-   * transaction ends: the sends of one conversation take turns, so their ids follow commit order.
+   * transaction ends, as a send does (MessagesRepository.store): edits and deletes then take
+   * turns with the sends of the conversation.
    */
   async lockOrCreate(appId: string, conversationId: string, type: ReceiverType, tx: Executor): Promise<{ created: boolean }> {
     const row = await tx
@@ -19,25 +20,6 @@ export class ConversationsRepository {
       .returning(sql<boolean>`xmax = 0`.as('created'))
       .executeTakeFirstOrThrow();
     return { created: row.created };
-  }
-
-  /** Both sides of a new 1:1 conversation. */
-  async addParticipants(appId: string, conversationId: string, a: string, b: string, tx: Executor): Promise<void> {
-    const sides = a === b ? [{ uid: a, with: b }] : [{ uid: a, with: b }, { uid: b, with: a }];
-    await tx
-      .insertInto('user_conversations')
-      .values(sides.map((side) => ({ app_id: appId, uid: side.uid, conversation_id: conversationId, conversation_with: side.with })))
-      .onConflict((oc) => oc.columns(['app_id', 'uid', 'conversation_id']).doNothing())
-      .execute();
-  }
-
-  async setLastMessage(appId: string, conversationId: string, messageId: string, at: Date, tx: Executor): Promise<void> {
-    await tx
-      .updateTable('conversations')
-      .set({ last_message_id: messageId, updated_at: at })
-      .where('app_id', '=', appId)
-      .where('conversation_id', '=', conversationId)
-      .execute();
   }
 
   /** After messages are removed: when the last message was one of them, the newest left (or none). */

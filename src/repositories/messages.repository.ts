@@ -2,9 +2,22 @@ import { sql, type Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
 import type { MessagesTable, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import type { GroupRow } from './groups.repository.js';
 import { escapeLike } from './sql-helpers.js';
+import type { UserRow } from './users.repository.js';
 
 export type MessageRow = Selectable<MessagesTable>;
+
+/** What sendFacts finds: see there. */
+export interface SendFacts {
+  sender: UserRow | undefined;
+  receiverUser?: UserRow | undefined;
+  senderBlockedReceiver?: boolean;
+  receiverBlockedSender?: boolean;
+  group?: GroupRow | undefined;
+  isMember?: boolean;
+  isBanned?: boolean;
+}
 
 export interface NewMessage {
   conversationId: string;
@@ -73,30 +86,86 @@ const LINK = '(https?://|www\\.)[^[:space:]]';
 export class MessagesRepository {
   constructor(private readonly db: Executor) {}
 
-  /** Inserts a message; undefined when the sender already has a message with this muid. */
-  async create(appId: string, message: NewMessage, tx: Executor = this.db): Promise<MessageRow | undefined> {
-    const row = await translated(() =>
-      tx
-        .insertInto('messages')
-        .values({
-          app_id: appId,
-          conversation_id: message.conversationId,
-          sender: message.sender,
-          receiver: message.receiver,
-          receiver_type: message.receiverType,
-          category: message.category,
-          type: message.type,
-          data: message.dataJson,
-          tags: message.tags,
-          mentioned_uids: message.mentionedUids,
-          muid: message.muid,
-          parent_id: message.parentId ?? null,
-        })
-        .onConflict((oc) => oc.columns(['app_id', 'sender', 'muid']).where('muid', 'is not', null).doNothing())
-        .returningAll()
-        .executeTakeFirst(),
+  /**
+   * Stores a message in its conversation in ONE statement: the conversation row is upserted
+   * (created by its first message, with each side of a 1:1) and the message's id drawn while
+   * that row is locked, so the ids of one conversation follow commit order; the message is
+   * inserted with that id and the conversation's time, and a reply is counted on its parent.
+   * Alone it is atomic (no transaction needed); it also runs inside a caller's transaction.
+   * A muid the sender used before raises UniqueViolation, and nothing is written.
+   */
+  async store(appId: string, message: NewMessage, tx: Executor = this.db): Promise<{ row: MessageRow; parentFound: boolean }> {
+    const parentId = message.parentId ?? null;
+    const result = await translated(() =>
+      sql<MessageRow & { parent_found: boolean }>`
+        with conv as (
+          insert into conversations as c (app_id, conversation_id, conversation_type, last_message_id, updated_at)
+          values (${appId}, ${message.conversationId}, ${message.receiverType}, nextval(pg_get_serial_sequence('messages', 'id')), clock_timestamp())
+          on conflict (app_id, conversation_id) do update
+            set last_message_id = nextval(pg_get_serial_sequence('messages', 'id')), updated_at = clock_timestamp()
+          returning c.last_message_id as id, c.updated_at as at, (xmax = 0) as created
+        ), sides as (
+          insert into user_conversations (app_id, uid, conversation_id, conversation_with)
+          select ${appId}, side.uid, ${message.conversationId}, side.other
+          from conv, (values (${message.sender}::text, ${message.receiver}::text), (${message.receiver}::text, ${message.sender}::text)) as side (uid, other)
+          where conv.created and ${message.receiverType}::text = 'user'
+          on conflict do nothing
+        ), parent as (
+          update messages set reply_count = reply_count + 1
+          where app_id = ${appId} and id = ${parentId}::bigint
+          returning id
+        ), msg as (
+          insert into messages (app_id, id, conversation_id, sender, receiver, receiver_type, category, type, data, tags,
+                                mentioned_uids, muid, parent_id, sent_at)
+          overriding system value
+          select ${appId}, conv.id, ${message.conversationId}, ${message.sender}, ${message.receiver}, ${message.receiverType},
+                 ${message.category}, ${message.type}, ${message.dataJson}::json, ${message.tags}::text[],
+                 ${message.mentionedUids}::text[], ${message.muid}, ${parentId}::bigint, conv.at
+          from conv
+          returning *
+        )
+        select msg.*, exists (select 1 from parent) as parent_found from msg`.execute(tx),
     );
-    return row;
+    const { parent_found: parentFound, ...row } = result.rows[0]!;
+    return { row, parentFound };
+  }
+
+  /**
+   * What a send needs to know, in one query: the sender's row and, for a user receiver, that
+   * user's row and the blocks between the two; for a group, its row and whether the sender is
+   * a member or banned. Rows are absent when not found.
+   */
+  async sendFacts(appId: string, sender: string, receiverType: ReceiverType, receiver: string, tx: Executor = this.db): Promise<SendFacts> {
+    if (receiverType === 'user') {
+      const result = await sql<UserRow & { sender_blocked_receiver: boolean; receiver_blocked_sender: boolean }>`
+        select u.*,
+          exists (select 1 from blocked_users b where b.app_id = ${appId} and b.uid = ${sender} and b.blocked_uid = ${receiver}) as sender_blocked_receiver,
+          exists (select 1 from blocked_users b where b.app_id = ${appId} and b.uid = ${receiver} and b.blocked_uid = ${sender}) as receiver_blocked_sender
+        from users u where u.app_id = ${appId} and u.uid in (${sender}, ${receiver})`.execute(tx);
+      const users = result.rows.map(({ sender_blocked_receiver: _a, receiver_blocked_sender: _b, ...row }) => row);
+      const first = result.rows[0];
+      return {
+        sender: users.find((row) => row.uid === sender),
+        receiverUser: users.find((row) => row.uid === receiver),
+        senderBlockedReceiver: first?.sender_blocked_receiver ?? false,
+        receiverBlockedSender: first?.receiver_blocked_sender ?? false,
+      };
+    }
+    const result = await sql<UserRow & { group_json: (Omit<GroupRow, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string | null }) | null; is_member: boolean; is_banned: boolean }>`
+      select u.*, to_json(g) as group_json,
+        exists (select 1 from group_members m where m.app_id = ${appId} and m.guid = ${receiver} and m.uid = ${sender}) as is_member,
+        exists (select 1 from group_bans b where b.app_id = ${appId} and b.guid = ${receiver} and b.uid = ${sender}) as is_banned
+      from (select 1) as one
+      left join users u on u.app_id = ${appId} and u.uid = ${sender}
+      left join groups g on g.app_id = ${appId} and g.guid = ${receiver}`.execute(tx);
+    const { group_json: group, is_member: isMember, is_banned: isBanned, ...user } = result.rows[0]!;
+    return {
+      sender: user.uid === null ? undefined : user,
+      // The group comes as JSON (its columns would collide with the user's): its times as text.
+      group: group ? { ...group, created_at: new Date(group.created_at), updated_at: group.updated_at === null ? null : new Date(group.updated_at) } : undefined,
+      isMember,
+      isBanned,
+    };
   }
 
   async get(appId: string, id: string, tx: Executor = this.db): Promise<MessageRow | undefined> {
@@ -181,18 +250,6 @@ export class MessagesRepository {
       .returning('id')
       .execute();
     return rows.map((row) => String(row.id));
-  }
-
-  /** Counts a new reply on its parent; false when the parent is gone. */
-  async addReply(appId: string, parentId: string, tx: Executor): Promise<boolean> {
-    const row = await tx
-      .updateTable('messages')
-      .set((eb) => ({ reply_count: eb('reply_count', '+', 1) }))
-      .where('app_id', '=', appId)
-      .where('id', '=', parentId as never)
-      .returning('id')
-      .executeTakeFirst();
-    return row !== undefined;
   }
 
   /** Uncounts a permanently deleted reply on its parent. */

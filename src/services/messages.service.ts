@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { UniqueViolation } from '../db/driver-errors.js';
 import type { DB, ReceiverType } from '../db/schema.js';
 import { withTransaction, type Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
@@ -7,12 +8,10 @@ import { AppError, badRequest, uidFailure } from '../domain/errors.js';
 import { cursorId, groupConversationId, MEDIA_TYPES, MESSAGE_TYPES, mentionedUids, parseMessageId, SENDABLE_CATEGORIES } from '../domain/messages.js';
 import { LIMITS, normalizeId, normalizeIds, normalizeTags } from '../domain/normalize.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
-import type { BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
 import type { ConversationStatesRepository } from '../repositories/conversation-states.repository.js';
-import type { ConversationsRepository } from '../repositories/conversations.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
-import type { MessageCursor, MessageFilter, MessageRow, MessagesRepository, NewMessage } from '../repositories/messages.repository.js';
+import type { MessageCursor, MessageFilter, MessageRow, MessagesRepository, NewMessage, SendFacts } from '../repositories/messages.repository.js';
 import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-members.service.js';
@@ -128,19 +127,14 @@ export interface Prepared {
 /** Where a message goes; a thread reply also names its parent. */
 export type Target = { receiverType: ReceiverType; receiver: string; parentId?: string };
 
-/** Thrown inside a send's transaction to roll it back when the muid exists already. */
-class DuplicateMuid extends Error {}
-
 export class MessagesService {
   constructor(
     private readonly deps: {
       db: Kysely<DB>;
       messages: MessagesRepository;
-      conversations: ConversationsRepository;
       users: UsersRepository;
       groups: GroupsRepository;
       members: GroupMembersRepository;
-      blocked: BlockedUsersRepository;
       reactions: ReactionsRepository;
       states: ConversationStatesRepository;
       usersService: UsersService;
@@ -164,22 +158,25 @@ export class MessagesService {
     if (input.multipleReceivers && prepared.muid !== null) {
       throw badRequest({ muid: 'cannot be combined with multipleReceivers: one muid names one message' });
     }
-    await this.deps.usersService.requireActor(ctx);
+    // A reply's parent and the receivers of a multi-send are checked against a known sender.
+    if (thread || input.multipleReceivers) await this.deps.usersService.requireActor(ctx);
     if (!input.multipleReceivers) {
       const target = thread ? await thread() : targets[0]!;
+      const facts = await this.deps.messages.sendFacts(ctx.appId, sender, target.receiverType, target.receiver);
+      if (!facts.sender || facts.sender.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid: sender } });
+      // A retried send answers its first message, whatever changed since.
       if (prepared.muid !== null) {
         const first = await this.deps.messages.getByMuid(ctx.appId, sender, prepared.muid);
         if (first) return (await this.render(ctx, [first], { withTags: true }))[0]!;
       }
-      const row = await this.sendOne(ctx, sender, target, prepared);
-      return (await this.render(ctx, [row], { withTags: true }))[0]!;
+      return this.sendOne(ctx, sender, target, prepared, facts);
     }
     const result: MultiSendResult = { uids: {}, guids: {} };
     for (const target of targets) {
       const bucket = target.receiverType === 'user' ? result.uids : result.guids;
       try {
-        const row = await this.sendOne(ctx, sender, target, prepared);
-        bucket[target.receiver] = { success: true, data: (await this.render(ctx, [row], { withTags: true }))[0]! };
+        const facts = await this.deps.messages.sendFacts(ctx.appId, sender, target.receiverType, target.receiver);
+        bucket[target.receiver] = { success: true, data: await this.sendOne(ctx, sender, target, prepared, facts) };
       } catch (error) {
         if (!(error instanceof AppError) || error.status >= 500) throw error;
         bucket[target.receiver] = uidFailure(error);
@@ -209,90 +206,71 @@ export class MessagesService {
     return targets;
   }
 
-  private async sendOne(ctx: RequestContext, sender: string, target: Target, prepared: Prepared): Promise<MessageRow> {
+  /**
+   * Checks the receiver's rules and stores the message. A send is one statement, atomic on its
+   * own; a reply runs in a transaction, so a parent deleted meanwhile takes it back.
+   */
+  private async sendOne(ctx: RequestContext, sender: string, target: Target, prepared: Prepared, facts: SendFacts): Promise<Message> {
     const { appId } = ctx;
+    const conversationId = this.checkReceiver(sender, target, facts);
+    const mentioned = await this.activeMentions(appId, prepared.mentioned);
+    const message: NewMessage = {
+      ...prepared,
+      conversationId,
+      sender,
+      receiver: target.receiver,
+      receiverType: target.receiverType,
+      mentionedUids: mentioned,
+      parentId: target.parentId,
+    };
+    let row: MessageRow;
     try {
-      return await withTransaction(
-        this.deps.db,
-        'send_message',
-        async (tx) => {
-          const conversationId = await this.checkReceiver(ctx, sender, target, tx);
-          const mentioned = await this.activeMentions(appId, prepared.mentioned, tx);
-          const row = await this.storeInConversation(
-            appId,
-            {
-              ...prepared,
-              conversationId,
-              sender,
-              receiver: target.receiver,
-              receiverType: target.receiverType,
-              mentionedUids: mentioned,
-              parentId: target.parentId,
-            },
-            tx,
-          );
-          if (!row) throw new DuplicateMuid();
-          return row;
-        },
-        ctx.log,
-      );
+      row =
+        message.parentId === undefined
+          ? await this.storeInConversation(appId, message, this.deps.db)
+          : await withTransaction(this.deps.db, 'send_reply', (tx) => this.storeInConversation(appId, message, tx), ctx.log);
     } catch (error) {
       // A concurrent send with the same muid committed first: answer its message.
-      if (error instanceof DuplicateMuid) return (await this.deps.messages.getByMuid(appId, sender, prepared.muid!))!;
+      if (error instanceof UniqueViolation && prepared.muid !== null) {
+        const first = await this.deps.messages.getByMuid(appId, sender, prepared.muid);
+        if (first) return (await this.render(ctx, [first], { withTags: true }))[0]!;
+      }
       throw error;
     }
+    // Its people were read by the checks.
+    const known = { users: [facts.sender!, ...(facts.receiverUser ? [facts.receiverUser] : [])], groups: facts.group ? [facts.group] : [] };
+    return (await this.render(ctx, [row], { withTags: true, known, justStored: true }))[0]!;
   }
 
   /**
-   * Stores a message in its conversation, inside the caller's transaction: the conversation is
-   * locked (created by its first message, with each side of a 1:1), the message inserted, and
-   * the conversation's last message moved on (and a reply counted on its parent). Every message
-   * enters a conversation here, so what a conversation keeps about its messages is kept in one
-   * place. Undefined when the sender already has a message with this muid.
+   * Stores a message in its conversation (see MessagesRepository.store), alone or inside the
+   * caller's transaction. Every message enters a conversation here: sends, replies and action
+   * messages. A reply whose parent is gone answers ERR_MESSAGE_ID_NOT_FOUND (the caller's
+   * transaction then takes the reply back); a muid used before raises UniqueViolation.
    */
-  async storeInConversation(appId: string, message: NewMessage, tx: Executor): Promise<MessageRow | undefined> {
-    const { created } = await this.deps.conversations.lockOrCreate(appId, message.conversationId, message.receiverType, tx);
-    if (created && message.receiverType === 'user') {
-      await this.deps.conversations.addParticipants(appId, message.conversationId, message.sender, message.receiver, tx);
-    }
-    const row = await this.deps.messages.create(appId, message, tx);
-    if (row) await this.deps.conversations.setLastMessage(appId, message.conversationId, row.id, row.sent_at, tx);
-    // A reply counts on its parent; a parent deleted meanwhile takes the reply back.
-    if (row && message.parentId !== undefined && !(await this.deps.messages.addReply(appId, message.parentId, tx))) {
-      throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: message.parentId } });
-    }
+  async storeInConversation(appId: string, message: NewMessage, tx: Executor): Promise<MessageRow> {
+    const { row, parentFound } = await this.deps.messages.store(appId, message, tx);
+    if (message.parentId !== undefined && !parentFound) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: message.parentId } });
     return row;
   }
 
   /** The mentioned users who are active: only they are kept as mentions. */
-  async activeMentions(appId: string, uids: string[], tx: Executor): Promise<string[]> {
+  async activeMentions(appId: string, uids: string[], tx?: Executor): Promise<string[]> {
     if (uids.length === 0) return [];
     return (await this.deps.users.getMany(appId, uids, tx)).filter((user) => user.deactivated_at === null).map((user) => user.uid);
   }
 
-  /** The receiver's rules; returns the conversation id. */
-  private async checkReceiver(ctx: RequestContext, sender: string, target: Target, tx: Executor): Promise<string> {
-    const { appId } = ctx;
+  /** The receiver's rules, on the facts read for the send; returns the conversation id. */
+  private checkReceiver(sender: string, target: Target, facts: SendFacts): string {
     if (target.receiverType === 'user') {
       const uid = target.receiver;
-      if (!(await this.deps.users.getActive(appId, uid, tx))) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
-      const relation = (await this.deps.blocked.relations(appId, sender, [uid], tx)).get(uid);
-      if (relation?.blockedByMeAt) throw new AppError('ERR_BLOCKED_RECEIVER', { params: { uid: sender, receiver: uid } });
-      if (relation?.hasBlockedMeAt) throw new AppError('ERR_BLOCKED_SENDER', { params: { uid: sender, receiver: uid } });
+      if (!facts.receiverUser || facts.receiverUser.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
+      if (facts.senderBlockedReceiver) throw new AppError('ERR_BLOCKED_RECEIVER', { params: { uid: sender, receiver: uid } });
+      if (facts.receiverBlockedSender) throw new AppError('ERR_BLOCKED_SENDER', { params: { uid: sender, receiver: uid } });
       return userConversationId(sender, uid);
     }
-    const guid = target.receiver;
-    if (!(await this.deps.groups.get(appId, guid, tx))) throw guidNotFound(guid);
-    await this.requireMember(appId, guid, sender, tx);
-    return groupConversationId(guid);
-  }
-
-  private async requireMember(appId: string, guid: string, uid: string, tx?: Executor): Promise<void> {
-    if (await this.deps.members.get(appId, guid, uid, tx)) return;
-    if ((await this.deps.members.bannedAmong(appId, guid, [uid], tx)).has(uid)) {
-      throw new AppError('ERR_BANNED_GROUPMEMBER', { params: { uid, guid } });
-    }
-    throw new AppError('ERR_GROUP_NOT_JOINED', { params: { uid, guid } });
+    requireMembership(facts, sender, target.receiver);
+    return groupConversationId(target.receiver);
   }
 
   /**
@@ -334,26 +312,38 @@ export class MessagesService {
   async listWithUser(ctx: RequestContext, rawUid: string, input: ListMessagesInput): Promise<{ data: Message[]; meta: MessageListMeta }> {
     const viewer = ctx.onBehalfOf;
     if (viewer === undefined) throw badRequest({ onBehalfOf: 'is required: it names the other side of the conversation' });
-    await this.deps.usersService.requireActor(ctx);
     const uid = normalizeId(rawUid);
-    // Deactivated users keep their history; permanently deleted ones are gone.
-    if (!(await this.deps.users.get(ctx.appId, uid))) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
+    // Both sides in one read: the viewer must be active; the other may be deactivated (they
+    // keep their history), while a permanently deleted user is gone.
+    const users = await this.deps.users.getMany(ctx.appId, uid === viewer ? [viewer] : [viewer, uid]);
+    const viewerRow = users.find((user) => user.uid === viewer);
+    if (!viewerRow || viewerRow.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid: viewer } });
+    if (!users.some((user) => user.uid === uid)) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
     const filter = this.filterOf(ctx, input);
     filter.conversationId = userConversationId(viewer, uid);
     filter.receiverType = 'user';
-    return this.page(ctx, filter, input);
+    return this.page(ctx, filter, input, { users, groups: [] });
   }
 
   /** user-list-group-messages: a group's messages, as its onBehalfOf member sees them. */
   async listInGroup(ctx: RequestContext, rawGuid: string, input: ListMessagesInput): Promise<{ data: Message[]; meta: MessageListMeta }> {
-    await this.deps.usersService.requireActor(ctx);
     const guid = normalizeId(rawGuid);
-    if (!(await this.deps.groups.get(ctx.appId, guid))) throw guidNotFound(guid);
-    if (ctx.onBehalfOf !== undefined) await this.requireMember(ctx.appId, guid, ctx.onBehalfOf);
+    const viewer = ctx.onBehalfOf;
+    let known: { users: UserRow[]; groups: GroupRow[] };
+    if (viewer === undefined) {
+      const group = await this.deps.groups.get(ctx.appId, guid);
+      if (!group) throw guidNotFound(guid);
+      known = { users: [], groups: [group] };
+    } else {
+      // The viewer, the group and the viewer's membership in one read, as a send reads them.
+      const facts = await this.deps.messages.sendFacts(ctx.appId, viewer, 'group', guid);
+      if (!facts.sender || facts.sender.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid: viewer } });
+      known = { users: [facts.sender], groups: [requireMembership(facts, viewer, guid)] };
+    }
     const filter = this.filterOf(ctx, input);
     filter.conversationId = groupConversationId(guid);
     filter.receiverType = 'group';
-    return this.page(ctx, filter, input);
+    return this.page(ctx, filter, input, known);
   }
 
   /** The filters every message list shares. */
@@ -399,14 +389,19 @@ export class MessagesService {
     };
   }
 
-  private async page(ctx: RequestContext, filter: MessageFilter, input: ListMessagesInput): Promise<{ data: Message[]; meta: MessageListMeta }> {
+  private async page(
+    ctx: RequestContext,
+    filter: MessageFilter,
+    input: ListMessagesInput,
+    known?: { users: UserRow[]; groups: GroupRow[] },
+  ): Promise<{ data: Message[]; meta: MessageListMeta }> {
     const cursor: MessageCursor = {
       affix: affixOf(input),
       id: input.id === undefined ? undefined : cursorId(input.id),
       limit: input.limit ?? input.perPage ?? LIMITS.messageLimitDefault,
     };
     const rows = await this.deps.messages.list(ctx.appId, filter, cursor);
-    const data = await this.render(ctx, rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo });
+    const data = await this.render(ctx, rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, known });
     const meta: MessageListMeta = { current: { limit: cursor.limit, count: data.length } };
     const first = data[0];
     const last = data[data.length - 1];
@@ -417,14 +412,21 @@ export class MessagesService {
     return { data, meta };
   }
 
-  /** Messages with their entities, mentions and reactions, from one read each of users, groups and reactions. */
+  /**
+   * Messages with their entities, mentions, reactions and receipts, from one read each of users,
+   * groups, reactions and receipts. `known`: users and groups the caller has just read, so
+   * only the others are read. `justStored`: the messages have no reactions or receipts yet.
+   */
   async render(
     ctx: RequestContext,
     rows: MessageRow[],
-    options: { withTags: boolean; mentionsWithTagInfo?: boolean },
+    options: { withTags: boolean; mentionsWithTagInfo?: boolean; known?: { users: UserRow[]; groups: GroupRow[] }; justStored?: boolean },
     tx?: Executor,
   ): Promise<Message[]> {
     if (rows.length === 0) return [];
+    const fresh = options.justStored;
+    const userByUid = new Map(options.known?.users.map((user) => [user.uid, user]));
+    const groupByGuid = new Map(options.known?.groups.map((group) => [group.guid, group]));
     const uids = new Set<string>();
     const guids = new Set<string>();
     for (const row of rows) {
@@ -434,15 +436,25 @@ export class MessagesService {
       for (const uid of row.mentioned_uids) uids.add(uid);
     }
     const [users, groups, reactions, receipts] = await Promise.all([
-      this.deps.users.getMany(ctx.appId, [...uids], tx),
-      this.deps.groups.getMany(ctx.appId, [...guids], tx),
-      this.deps.reactions.counts(ctx.appId, rows.map((row) => String(row.id)), ctx.onBehalfOf, tx),
-      loadReceipts(this.deps.states, ctx.appId, rows, ctx.onBehalfOf, tx),
+      this.deps.users.getMany(ctx.appId, [...uids].filter((uid) => !userByUid.has(uid)), tx),
+      this.deps.groups.getMany(ctx.appId, [...guids].filter((guid) => !groupByGuid.has(guid)), tx),
+      fresh ? new Map() : this.deps.reactions.counts(ctx.appId, rows.map((row) => String(row.id)), ctx.onBehalfOf, tx),
+      fresh ? () => undefined : loadReceipts(this.deps.states, ctx.appId, rows, ctx.onBehalfOf, tx),
     ]);
-    const userByUid = new Map(users.map((user) => [user.uid, user]));
-    const groupByGuid = new Map(groups.map((group) => [group.guid, group]));
+    for (const user of users) userByUid.set(user.uid, user);
+    for (const group of groups) groupByGuid.set(group.guid, group);
     return rows.map((row) => withReceipt(toMessage(row, userByUid, groupByGuid, options, reactions.get(String(row.id))), receipts(row)));
   }
+}
+
+/** The group of `facts` exists and has `uid` as a member (not banned); returns it. */
+function requireMembership(facts: SendFacts, uid: string, guid: string): GroupRow {
+  if (!facts.group) throw guidNotFound(guid);
+  if (!facts.isMember) {
+    if (facts.isBanned) throw new AppError('ERR_BANNED_GROUPMEMBER', { params: { uid, guid } });
+    throw new AppError('ERR_GROUP_NOT_JOINED', { params: { uid, guid } });
+  }
+  return facts.group;
 }
 
 function affixOf(input: ListMessagesInput): 'append' | 'prepend' {
