@@ -1,18 +1,19 @@
 import crypto from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.js';
+import { DEFAULT_IMPORT_BODY_LIMIT, type Config } from './config.js';
 import { createServices, type Services } from './container.js';
 import type { Database } from './db/database.js';
 import { installErrorHandling } from './http/plugins/error-handler.js';
 import { assertNoNulInJson, assertNoNulInRequest } from './http/plugins/nul-guard.js';
 import { installOpenApi } from './http/plugins/openapi.js';
+import { dataImportRoutes } from './http/routes/data-import/index.js';
 import { v3Routes } from './http/routes/v3/index.js';
 import { validatorCompiler } from './schemas/validator.js';
 import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
-  config: Pick<Config, 'region' | 'domain' | 'bodyLimit'>;
+  config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> & Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit'>>;
   database: Database;
   /** A Fastify logger option; silent when neither this nor loggerInstance is given. */
   logger?: FastifyServerOptions['logger'];
@@ -43,7 +44,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     (options.https ? { ...fastifyOptions, https: options.https } : fastifyOptions) as FastifyServerOptions,
   ) as unknown as FastifyInstance;
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
-  const services = createServices(options.database, tenancy);
+  const services = createServices(options.database, tenancy, { importMaxRecords: options.config.importMaxRecords });
 
   // An empty body with a JSON content type (common on DELETE) is read as no body.
   const jsonParser = app.getDefaultJsonParser('error', 'error');
@@ -75,6 +76,11 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
 
   typed.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   await typed.register(v3Routes, { prefix: '/v3', services, tenancy });
+  // The data import API at both base paths; the OpenAPI document lists the /v3 one.
+  const importBodyLimit = options.config.importBodyLimit ?? DEFAULT_IMPORT_BODY_LIMIT;
+  for (const [prefix, hidden] of [['/v3/data_import', false], ['/v3.0/data_import', true]] as const) {
+    await typed.register(dataImportRoutes, { prefix, services, tenancy, bodyLimit: importBodyLimit, hidden });
+  }
   await app.ready();
   return { app, services };
 }

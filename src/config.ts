@@ -20,7 +20,14 @@ export interface Config {
   logLevel: string;
   /** Largest accepted request body on the general API, in bytes. */
   bodyLimit: number;
+  /** Records accepted in one data import call (PARLEY_IMPORT_MAX_RECORDS). */
+  importMaxRecords: number;
+  /** Largest accepted request body on the data import routes, in bytes (PARLEY_IMPORT_BODY_LIMIT). */
+  importBodyLimit: number;
 }
+
+export const DEFAULT_IMPORT_MAX_RECORDS = 10_000;
+export const DEFAULT_IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -43,6 +50,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     insecureHttp: boolVar(env, 'PARLEY_INSECURE_HTTP'),
     logLevel: env.PARLEY_LOG_LEVEL || 'info',
     bodyLimit: intVar(env, 'PARLEY_BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    importMaxRecords: intVar(env, 'PARLEY_IMPORT_MAX_RECORDS', DEFAULT_IMPORT_MAX_RECORDS, 1, 1_000_000),
+    importBodyLimit: intVar(env, 'PARLEY_IMPORT_BODY_LIMIT', DEFAULT_IMPORT_BODY_LIMIT, 1024, 1024 * 1024 * 1024),
   };
   const merged = { ...config, ...definedOnly(overrides) };
   if (overrides.region !== undefined) merged.region = regionVar(overrides.region);

@@ -1,4 +1,4 @@
-import type { Config } from './config.js';
+import { DEFAULT_IMPORT_MAX_RECORDS, type Config } from './config.js';
 import type { Database } from './db/database.js';
 import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
@@ -20,6 +20,7 @@ import { ApiKeysService } from './services/api-keys.service.js';
 import { AppsService } from './services/apps.service.js';
 import { AuthTokensService } from './services/auth-tokens.service.js';
 import { BlockedUsersService } from './services/blocked-users.service.js';
+import { DataImportService } from './services/data-import.service.js';
 import { ConversationsService } from './services/conversations.service.js';
 import { FriendsService } from './services/friends.service.js';
 import { GroupMembersService } from './services/group-members.service.js';
@@ -36,7 +37,7 @@ import { UsersService } from './services/users.service.js';
 export function createServices(
   database: Database,
   config: Pick<Config, 'region'>,
-  options: { credentialCacheTtlMs?: number } = {},
+  options: { credentialCacheTtlMs?: number; importMaxRecords?: number } = {},
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
@@ -109,7 +110,16 @@ export function createServices(
     usersService: users,
     messagesService: messages,
   });
-  return { apps, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, threads, reactions, messageEdits, conversations };
+  const dataImport = new DataImportService({
+    db,
+    users: repositories.users,
+    groups: repositories.groups,
+    members: repositories.groupMembers,
+    roles: repositories.roles,
+    noteBulkWrite: (rows) => database.noteBulkWrite(rows),
+    maxRecords: options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS,
+  });
+  return { apps, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, threads, reactions, messageEdits, conversations, dataImport };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -82,6 +82,15 @@ export const ERROR_CATALOGUE = {
   ERR_WRONG_MESSAGE_THREAD: { status: 400, message: 'The receiver does not match the conversation of the message {id}.' },
   ERR_WRONG_MESSAGE_THREAD_CATEGORY: { status: 400, message: 'The message {id} is of category {category}, which cannot have a thread.' },
 
+  // Data import (NOTES §4): a body whose wrapper or record keys are malformed, and a joinedAt out of range.
+  ERR_IMPORT_INVALID_USER_FORMAT: { status: 400, message: 'The body must be {"users": {"<uid>": {...}}}, each key equal to its record\'s uid: {problem}.' },
+  ERR_IMPORT_INVALID_GROUP_FORMAT: { status: 400, message: 'The body must be {"groups": {"<guid>": {...}}}, each key equal to its record\'s guid: {problem}.' },
+  ERR_IMPORT_INVALID_MEMBER_FORMAT: {
+    status: 400,
+    message: 'The body must be {"members": {"<guid>_member_<uid>": {...}}}, each key equal to its record\'s memberId: {problem}.',
+  },
+  ERR_IMPORT_INVALID_JOINEDAT: { status: 400, message: 'The joinedAt {joinedAt} must not be before the group\'s createdAt ({createdAt}) nor in the future.' },
+
   // General
   ERR_BAD_REQUEST: { status: 400, message: 'The request is not valid.' },
   ERR_API_NOT_FOUND: { status: 404, message: 'The API {method} {url} does not exist.' },

@@ -53,6 +53,14 @@ export const LIMITS = {
   perPageDefault: 100,
 } as const;
 
+/** The largest 10-digit unix time in seconds (the year 2286): larger values are milliseconds sent by mistake. */
+export const UNIX_SECONDS_MAX = 9_999_999_999;
+
+/** Unix seconds (an integer, or a string of digits as the vendor's import examples send) as a Date. */
+export function unixSecondsToDate(value: number | string): Date {
+  return new Date(Number(value) * 1000);
+}
+
 export function normalizeId(raw: string): string {
   return raw.toLowerCase();
 }

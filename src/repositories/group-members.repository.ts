@@ -135,6 +135,70 @@ export class GroupMembersRepository {
     return Number(row.n);
   }
 
+  // --- data import: many groups per statement ------------------------------------------------
+
+  /**
+   * Inserts memberships of any groups in one statement (the data import); those that exist
+   * already are skipped. Returns the rows inserted.
+   */
+  async insertAcrossGroups(
+    appId: string,
+    members: Array<{ guid: string; uid: string; scope: MemberScope; joinedAt: Date }>,
+    tx: Executor = this.db,
+  ): Promise<MemberRow[]> {
+    if (members.length === 0) return [];
+    const records = members.map((m) => ({ guid: m.guid, uid: m.uid, scope: m.scope, joined_at: m.joinedAt.toISOString() }));
+    const result = await translated(() =>
+      sql<MemberRow>`
+        insert into group_members (app_id, guid, uid, scope, joined_at)
+        select ${appId}, guid, uid, scope, joined_at
+        from json_to_recordset(${JSON.stringify(records)}::json) as r(guid text, uid text, scope text, joined_at timestamptz)
+        order by guid, uid
+        on conflict (app_id, guid, uid) do nothing
+        returning *`.execute(tx),
+    );
+    return result.rows;
+  }
+
+  /** Which of the given (guid, uid) pairs are banned, as `guid uid` keys. */
+  async bannedPairs(appId: string, pairs: Array<{ guid: string; uid: string }>, tx: Executor = this.db): Promise<Set<string>> {
+    if (pairs.length === 0) return new Set();
+    const result = await sql<{ guid: string; uid: string }>`
+      select b.guid, b.uid
+      from json_to_recordset(${JSON.stringify(pairs)}::json) as r(guid text, uid text)
+      join group_bans b on b.app_id = ${appId} and b.guid = r.guid and b.uid = r.uid`.execute(tx);
+    return new Set(result.rows.map((row) => pairKey(row.guid, row.uid)));
+  }
+
+  /** Removes the memberships of the given (guid, uid) pairs, in one statement. */
+  async removePairs(appId: string, pairs: Array<{ guid: string; uid: string }>, tx: Executor = this.db): Promise<void> {
+    if (pairs.length === 0) return;
+    await sql`
+      delete from group_members m
+      using json_to_recordset(${JSON.stringify(pairs)}::json) as r(guid text, uid text)
+      where m.app_id = ${appId} and m.guid = r.guid and m.uid = r.uid`.execute(tx);
+  }
+
+  /** Bans users from any groups in one statement; existing bans are skipped. Returns the bans made. */
+  async banAcrossGroups(
+    appId: string,
+    bans: Array<{ guid: string; uid: string; bannedAt: Date }>,
+    tx: Executor = this.db,
+  ): Promise<BanRow[]> {
+    if (bans.length === 0) return [];
+    const records = bans.map((b) => ({ guid: b.guid, uid: b.uid, banned_at: b.bannedAt.toISOString() }));
+    const result = await translated(() =>
+      sql<BanRow>`
+        insert into group_bans (app_id, guid, uid, banned_at, banned_by)
+        select ${appId}, guid, uid, banned_at, null
+        from json_to_recordset(${JSON.stringify(records)}::json) as r(guid text, uid text, banned_at timestamptz)
+        order by guid, uid
+        on conflict (app_id, guid, uid) do nothing
+        returning *`.execute(tx),
+    );
+    return result.rows;
+  }
+
   // --- bans ---------------------------------------------------------------------------------
 
   /** Which of the given users are banned from the group. */
@@ -195,4 +259,9 @@ export class GroupMembersRepository {
     ]);
     return { rows: rows as BannedUser[], total: Number(count.n) };
   }
+}
+
+/** A (guid, uid) pair as one map key. */
+export function pairKey(guid: string, uid: string): string {
+  return `${guid}\u0000${uid}`;
 }

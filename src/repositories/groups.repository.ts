@@ -78,6 +78,56 @@ export class GroupsRepository {
     );
   }
 
+  /**
+   * Inserts groups in one statement (the data import): the rows travel as one JSON parameter.
+   * guids that exist already, or repeat in `groups`, are skipped. Returns the rows inserted.
+   */
+  async insertMany(appId: string, groups: NewGroup[], tx: Executor = this.db): Promise<GroupRow[]> {
+    if (groups.length === 0) return [];
+    const records = groups.map((group) => {
+      const fields = JSON.stringify({
+        guid: group.guid,
+        name: group.name,
+        type: group.type,
+        password_hash: group.passwordHash,
+        icon: group.icon ?? null,
+        description: group.description ?? null,
+        tags: group.tags ?? [],
+        owner: group.owner,
+        created_at: group.createdAt?.toISOString() ?? null,
+      });
+      // metadata is already JSON text: spliced in as is, keeping its key order.
+      return `${fields.slice(0, -1)},"metadata":${group.metadataJson ?? 'null'}}`;
+    });
+    const result = await translated(() =>
+      sql<GroupRow>`
+        insert into groups (app_id, guid, name, type, password_hash, icon, description, metadata, tags, owner, created_at)
+        select ${appId}, guid, name, type, password_hash, icon, description, metadata, tags, owner, coalesce(created_at, now())
+        from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
+          guid text, name text, type text, password_hash text, icon text, description text, metadata json,
+          tags text[], owner text, created_at timestamptz)
+        on conflict (app_id, guid) do nothing
+        returning *`.execute(tx),
+    );
+    return result.rows;
+  }
+
+  /**
+   * The given groups that exist, their rows locked until the transaction ends, in guid order
+   * (so concurrent callers cannot deadlock): member changes of these groups serialise on them.
+   */
+  async getManyForUpdate(appId: string, guids: string[], tx: Executor): Promise<GroupRow[]> {
+    if (guids.length === 0) return [];
+    return tx
+      .selectFrom('groups')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where('guid', 'in', guids)
+      .orderBy('guid')
+      .forNoKeyUpdate()
+      .execute();
+  }
+
   async get(appId: string, guid: string, tx: Executor = this.db): Promise<GroupRow | undefined> {
     return tx.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', '=', guid).executeTakeFirst();
   }

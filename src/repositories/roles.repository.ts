@@ -64,6 +64,13 @@ export class RolesRepository {
     return row !== undefined;
   }
 
+  /** Which of the given roles exist. */
+  async existing(appId: string, roles: string[], tx: Executor = this.db): Promise<Set<string>> {
+    if (roles.length === 0) return new Set();
+    const rows = await tx.selectFrom('roles').select('role').where('app_id', '=', appId).where('role', 'in', roles).execute();
+    return new Set(rows.map((row) => row.role));
+  }
+
   /** The role, its row locked until the transaction ends. */
   async getForUpdate(appId: string, role: string, tx: Executor): Promise<RoleRow | undefined> {
     return tx.selectFrom('roles').selectAll().where('app_id', '=', appId).where('role', '=', role).forUpdate().executeTakeFirst();

@@ -144,6 +144,34 @@ export class UsersRepository {
     { maxBatch: 1000, maxInFlight: 4 },
   );
 
+  /**
+   * Inserts users in one statement (the data import); uids that exist already, or repeat in
+   * `users`, are skipped. Returns the rows inserted.
+   */
+  async insertMany(appId: string, users: NewUser[], tx: Executor = this.db): Promise<UserRow[]> {
+    if (users.length === 0) return [];
+    const rows = await insertUsers(tx, users.map((user) => ({ appId, user })));
+    this.noteBulkWrite(rows.length);
+    return rows;
+  }
+
+  /**
+   * Which of the given users exist, deactivated or not, locking their rows against deletion
+   * until the transaction ends (in uid order, so concurrent callers cannot deadlock).
+   */
+  async lockExisting(appId: string, uids: string[], tx: Executor): Promise<Set<string>> {
+    if (uids.length === 0) return new Set();
+    const rows = await tx
+      .selectFrom('users')
+      .select('uid')
+      .where('app_id', '=', appId)
+      .where('uid', 'in', uids)
+      .orderBy('uid')
+      .forKeyShare()
+      .execute();
+    return new Set(rows.map((row) => row.uid));
+  }
+
   /** A user, deactivated or not. */
   async get(appId: string, uid: string, tx: Executor = this.db): Promise<UserRow | undefined> {
     return tx.selectFrom('users').selectAll().where('app_id', '=', appId).where('uid', '=', uid).executeTakeFirst();

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import type { Config } from '../../src/config.js';
 import type { Services } from '../../src/container.js';
 import type { Database } from '../../src/db/database.js';
 import { silentLogger } from '../../src/domain/context.js';
@@ -36,10 +37,13 @@ export function hostOf(app: { appId: string }, region = TEST_REGION): string {
   return `${app.appId}.api-${region}.${TEST_DOMAIN}`;
 }
 
-export async function createTestApp(): Promise<TestApp> {
+/** Config a test may change, e.g. a small data import maximum. */
+export type TestConfig = Partial<Pick<Config, 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit'>>;
+
+export async function createTestApp(config: TestConfig = {}): Promise<TestApp> {
   const testDb = await createTestDatabase();
   const { app, services } = await buildApp({
-    config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024 },
+    config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024, ...config },
     database: testDb.database,
     logger: process.env.PARLEY_TEST_LOG ? { level: process.env.PARLEY_TEST_LOG } : false,
   });

@@ -1,0 +1,18 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { installAuth } from '../../plugins/auth.js';
+import type { TenancySettings } from '../../plugins/tenancy.js';
+import { importGroupsRoutes } from './groups.routes.js';
+import { importMembersRoutes } from './members.routes.js';
+import type { DataImportRouteOptions } from './route-options.js';
+import { importUsersRoutes } from './users.routes.js';
+
+/**
+ * The data import API, at `<prefix>/data_import`: registered at both `/v3.0` (the base path
+ * customers were given) and `/v3`, with the tenancy and authentication of the general API
+ * (a fullAccess key).
+ */
+export const dataImportRoutes: FastifyPluginAsync<DataImportRouteOptions & { tenancy: TenancySettings }> = async (app, options) => {
+  installAuth(app, { apps: options.services.apps, tenancy: options.tenancy });
+  const routeOptions = { services: options.services, bodyLimit: options.bodyLimit, hidden: options.hidden };
+  for (const routes of [importUsersRoutes, importGroupsRoutes, importMembersRoutes]) await app.register(routes, routeOptions);
+};

@@ -1,0 +1,20 @@
+import type { Services } from '../../../container.js';
+
+export interface DataImportRouteOptions {
+  services: Services;
+  /** Largest accepted body, in bytes: a batch of many records is larger than the general API's limit. */
+  bodyLimit: number;
+  /** Left out of the OpenAPI document (the second prefix of the same operations). */
+  hidden: boolean;
+}
+
+/**
+ * The body is checked record by record by the service, so that one bad record fails only
+ * itself: the route schema documents the body but does not validate it.
+ */
+const acceptAsSent = () => () => true;
+
+/** What every import route sets besides its schema. */
+export function routeOptions(options: DataImportRouteOptions) {
+  return { bodyLimit: options.bodyLimit, validatorCompiler: acceptAsSent };
+}
