@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
-import { newGroup, newUser } from '../helpers/factories.js';
+import { newGroup, newUids } from '../helpers/factories.js';
 
 let t: TestApp;
 before(async () => {
@@ -11,8 +11,7 @@ after(async () => {
   await t.close();
 });
 
-const uids = (n: number, app = () => t.appA) =>
-  Promise.all(Array.from({ length: n }, () => newUser(t, app()).then((u) => u.uid as string)));
+const uids = (n: number, app = t.appA) => newUids(t, app, n);
 const call = (path: string, method: 'POST' | 'PUT' | 'DELETE', payload?: unknown, onBehalfOf?: string) =>
   t.call(t.appA, path, { method, ...(payload !== undefined ? { body: payload } : {}), ...(onBehalfOf !== undefined ? { onBehalfOf } : {}) });
 const ok = async (response: Awaited<ReturnType<typeof call>>) => {

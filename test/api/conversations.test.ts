@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
-import { newGroup, newUser } from '../helpers/factories.js';
+import { newGroup, newUids, newUser } from '../helpers/factories.js';
 
 let t: TestApp;
 before(async () => {
@@ -11,8 +11,7 @@ after(async () => {
   await t.close();
 });
 
-const uids = (n: number, fields: Record<string, unknown> = {}) =>
-  Promise.all(Array.from({ length: n }, () => newUser(t, t.appA, fields).then((u) => u.uid as string)));
+const uids = (n: number, fields: Record<string, unknown> = {}) => newUids(t, t.appA, n, fields);
 async function send(sender: string, receiver: string, receiverType: 'user' | 'group' = 'user', text = 'hi') {
   const response = await t.call(t.appA, '/v3/messages', { method: 'POST', onBehalfOf: sender, body: { receiver, receiverType, data: { text } } });
   assert.equal(response.statusCode, 200, response.body);

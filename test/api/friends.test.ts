@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
-import { newUser } from '../helpers/factories.js';
+import { newUids, newUser } from '../helpers/factories.js';
 
 let t: TestApp;
 before(async () => {
@@ -11,7 +11,7 @@ after(async () => {
   await t.close();
 });
 
-const uids = (n: number, app = t.appA) => Promise.all(Array.from({ length: n }, () => newUser(t, app).then((u) => u.uid as string)));
+const uids = (n: number, app = t.appA) => newUids(t, app, n);
 const addFriends = (uid: string, accepted: unknown, app = t.appA, onBehalfOf?: string) =>
   t.call(app, `/v3/users/${uid}/friends`, { method: 'POST', body: { accepted }, ...(onBehalfOf ? { onBehalfOf } : {}) });
 const removeFriends = (uid: string, payload: unknown, app = t.appA) => t.call(app, `/v3/users/${uid}/friends`, { method: 'DELETE', body: payload });

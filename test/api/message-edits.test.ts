@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
-import { newGroup, newUser } from '../helpers/factories.js';
+import { newGroup, newUids } from '../helpers/factories.js';
 
 let t: TestApp;
 before(async () => {
@@ -11,8 +11,7 @@ after(async () => {
   await t.close();
 });
 
-const uids = (n: number, app = () => t.appA) =>
-  Promise.all(Array.from({ length: n }, () => newUser(t, app()).then((u) => u.uid as string)));
+const uids = (n: number, app = t.appA) => newUids(t, app, n);
 const send = async (sender: string, payload: Record<string, unknown>, app = t.appA) => {
   const response = await t.call(app, '/v3/messages', { method: 'POST', body: payload, onBehalfOf: sender });
   assert.equal(response.statusCode, 200, response.body);
@@ -176,7 +175,7 @@ describe('update-message', () => {
     const [alice, bob] = await uids(2);
     const message = await send(alice!, text(bob!, 'mine'));
     expectError(await edit(message.id, { data: { text: 'x' } }, undefined, t.appB), 404, 'ERR_MESSAGE_ID_NOT_FOUND');
-    const [mallory] = await uids(1, () => t.appB);
+    const [mallory] = await uids(1, t.appB);
     expectError(await edit(message.id, { data: { text: 'x' } }, mallory, t.appB), 404, 'ERR_MESSAGE_ID_NOT_FOUND');
     assert.equal(body(await get(message.id)).data.data.text, 'mine');
   });
@@ -340,7 +339,7 @@ describe('send-bot-message', () => {
     expectError(await bot(uniqueId(), text(alice!)), 404, 'ERR_UID_NOT_FOUND');
     await t.call(t.appA, `/v3/users/${retired}`, { method: 'DELETE' });
     expectError(await bot(retired!, text(alice!)), 404, 'ERR_UID_NOT_FOUND');
-    const [foreign] = await uids(1, () => t.appB);
+    const [foreign] = await uids(1, t.appB);
     expectError(await bot(foreign!, text(alice!)), 404, 'ERR_UID_NOT_FOUND');
     expectError(await bot(alice!, text(foreign!)), 404, 'ERR_UID_NOT_FOUND', 'nor another app’s receiver');
   });

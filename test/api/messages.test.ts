@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
-import { newGroup, newUser } from '../helpers/factories.js';
+import { newGroup, newUids } from '../helpers/factories.js';
 
 let t: TestApp;
 before(async () => {
@@ -11,8 +11,7 @@ after(async () => {
   await t.close();
 });
 
-const uids = (n: number, app = () => t.appA) =>
-  Promise.all(Array.from({ length: n }, () => newUser(t, app()).then((u) => u.uid as string)));
+const uids = (n: number, app = t.appA) => newUids(t, app, n);
 const send = (sender: string | undefined, payload: Record<string, unknown>, app = t.appA) =>
   t.call(app, '/v3/messages', { method: 'POST', body: payload, ...(sender !== undefined ? { onBehalfOf: sender } : {}) });
 const text = (receiver: string, words = 'hello', extra: Record<string, unknown> = {}) => ({
@@ -294,7 +293,7 @@ describe('send-message', () => {
 
   it("keeps another app's users and groups out of reach", async () => {
     const [alice] = await uids(1);
-    const [stranger] = await uids(1, () => t.appB);
+    const [stranger] = await uids(1, t.appB);
     assert.equal(errorCode(await send(alice, text(stranger!))), 'ERR_UID_NOT_FOUND');
     assert.equal(errorCode(await send(stranger, text(alice!), t.appA)), 'ERR_UID_NOT_FOUND');
     const group = await newGroup(t, t.appB, {}, stranger);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
-import { newGroup, newUser } from '../helpers/factories.js';
+import { newGroup, newUids } from '../helpers/factories.js';
 
 let t: TestApp;
 before(async () => {
@@ -15,8 +15,7 @@ const GRIN = '😀';
 const SWEAT = '😅';
 const FAMILY = '👨‍👩‍👧'; // several code points, one emoji
 
-const uids = (n: number, app = () => t.appA) =>
-  Promise.all(Array.from({ length: n }, () => newUser(t, app()).then((u) => u.uid as string)));
+const uids = (n: number, app = t.appA) => newUids(t, app, n);
 const send = async (sender: string, receiver: string, receiverType = 'user', extra: Record<string, unknown> = {}) => {
   const response = await t.call(t.appA, '/v3/messages', {
     method: 'POST',
@@ -150,7 +149,7 @@ describe('add-message-reactions and remove-message-reactions', () => {
 
   it('keeps apps apart', async () => {
     const [alice, bob] = await uids(2);
-    const [other] = await uids(1, () => t.appB);
+    const [other] = await uids(1, t.appB);
     const message = await send(alice!, bob!);
     await reactOk(message.id, GRIN, alice!);
     expectError(await react(message.id, GRIN, other, 'POST', t.appB), 404, 'ERR_MESSAGE_ID_NOT_FOUND');

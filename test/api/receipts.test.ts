@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
-import { newGroup, newUser } from '../helpers/factories.js';
+import { newGroup, newUids } from '../helpers/factories.js';
 
 let t: TestApp;
 before(async () => {
@@ -11,7 +11,7 @@ after(async () => {
   await t.close();
 });
 
-const uids = (n: number) => Promise.all(Array.from({ length: n }, () => newUser(t, t.appA).then((u) => u.uid as string)));
+const uids = (n: number) => newUids(t, t.appA, n);
 async function send(sender: string, receiver: string, receiverType: 'user' | 'group' = 'user') {
   const response = await t.call(t.appA, '/v3/messages', { method: 'POST', onBehalfOf: sender, body: { receiver, receiverType, data: { text: 'hi' } } });
   assert.equal(response.statusCode, 200, response.body);

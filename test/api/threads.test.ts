@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
-import { newGroup, newUser } from '../helpers/factories.js';
+import { newGroup, newUids } from '../helpers/factories.js';
 
 let t: TestApp;
 before(async () => {
@@ -11,8 +11,7 @@ after(async () => {
   await t.close();
 });
 
-const uids = (n: number, app = () => t.appA) =>
-  Promise.all(Array.from({ length: n }, () => newUser(t, app()).then((u) => u.uid as string)));
+const uids = (n: number, app = t.appA) => newUids(t, app, n);
 const send = async (sender: string, receiver: string, extra: Record<string, unknown> = {}) => {
   const response = await t.call(t.appA, '/v3/messages', {
     method: 'POST',
@@ -193,7 +192,7 @@ describe('send-thread-message', () => {
 
   it('keeps apps apart', async () => {
     const [alice, bob] = await uids(2);
-    const [other] = await uids(1, () => t.appB);
+    const [other] = await uids(1, t.appB);
     const parent = await send(alice!, bob!);
     expectError(await reply(parent.id, other, undefined, t.appB), 404, 'ERR_MESSAGE_ID_NOT_FOUND');
     expectError(await reply(parent.id, alice, undefined, t.appB), 404, 'ERR_UID_NOT_FOUND');

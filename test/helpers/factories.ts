@@ -16,6 +16,11 @@ export async function newUser(t: TestApp, app: CreatedApp, fields: UserFields = 
   return body(response).data;
 }
 
+/** Creates `n` users through the API and returns their uids. */
+export async function newUids(t: TestApp, app: CreatedApp, n: number, fields: UserFields = {}): Promise<string[]> {
+  return Promise.all(Array.from({ length: n }, () => newUser(t, app, fields).then((user) => user.uid as string)));
+}
+
 export interface GroupFields {
   guid?: string;
   name?: string;
