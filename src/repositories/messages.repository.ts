@@ -131,6 +131,45 @@ export class MessagesRepository {
   }
 
   /**
+   * Stores several messages of one group conversation, in order, inside the caller's
+   * transaction: as `store` does for one, the conversation row is locked first, so the ids
+   * follow commit order; then one multi-row INSERT, and the conversation's last message moves
+   * to the newest. For action messages of one change (no muid, no thread).
+   */
+  async storeManyInGroup(
+    appId: string,
+    guid: string,
+    conversationId: string,
+    messages: Array<Pick<NewMessage, 'sender' | 'category' | 'type' | 'dataJson'>>,
+    tx: Executor,
+  ): Promise<MessageRow[]> {
+    // data is already JSON text: spliced in as is, keeping its key order.
+    const records = messages.map(
+      (message, n) => `${JSON.stringify({ n, sender: message.sender, category: message.category, type: message.type }).slice(0, -1)},"data":${message.dataJson}}`,
+    );
+    const inserted = await sql<MessageRow>`
+      with conv as (
+        insert into conversations as c (app_id, conversation_id, conversation_type, updated_at)
+        values (${appId}, ${conversationId}, 'group', clock_timestamp())
+        on conflict (app_id, conversation_id) do update set updated_at = clock_timestamp()
+        returning c.updated_at as at
+      )
+      insert into messages (app_id, conversation_id, sender, receiver, receiver_type, category, type, data, sent_at)
+      select ${appId}, ${conversationId}, r.sender, ${guid}, 'group', r.category, r.type, r.data, conv.at
+      from conv, json_to_recordset(${`[${records.join(',')}]`}::json) as r(n int, sender text, category text, type text, data json)
+      order by r.n
+      returning *`.execute(tx);
+    const rows = inserted.rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    await tx
+      .updateTable('conversations')
+      .set({ last_message_id: rows[rows.length - 1]!.id })
+      .where('app_id', '=', appId)
+      .where('conversation_id', '=', conversationId)
+      .execute();
+    return rows;
+  }
+
+  /**
    * What a send needs to know, in one query: the sender's row and, for a user receiver, that
    * user's row and the blocks between the two; for a group, its row and whether the sender is
    * a member or banned. Rows are absent when not found.

@@ -1,6 +1,5 @@
 import type { MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
-import { groupConversationId } from '../domain/messages.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
@@ -39,16 +38,15 @@ export class ActionMessages {
     const byUid = new Map(users.map((user) => [user.uid, user]));
     const by = actor === undefined ? APP_ENTITY : userEntity(actor, byUid.get(actor));
     const forGroup = groupEntity(guid, group);
-    const messages: Message[] = [];
-    for (const event of events) {
+    const actions = events.map((event) => {
       const data: Record<string, unknown> = { action: event.action };
       // Where the vendor's SDKs read a scope change.
       if (event.scope) data.extras = { scope: event.scope };
       data.entities = { by, on: userEntity(event.uid, byUid.get(event.uid)), for: forGroup } satisfies ActionEntities;
-      const target = { conversationId: groupConversationId(guid), receiver: guid, receiverType: 'group' as const };
-      messages.push(await this.store(appId, { ...target, sender: actor ?? APP_SENDER, type: 'groupMember', data }, tx));
-    }
-    return messages;
+      return { sender: actor ?? APP_SENDER, type: 'groupMember', dataJson: JSON.stringify(data) };
+    });
+    const rows = await this.deps.messages.storeActionsInGroup(appId, guid, actions, tx);
+    return rows.map((row) => toMessage(row, new Map(), new Map(), { withTags: false }));
   }
 
   /**

@@ -254,6 +254,16 @@ export class MessagesService {
     return row;
   }
 
+  /**
+   * Several action messages of one change to a group (e.g. 25 members added), in order, in
+   * the caller's transaction: the batch form of storeInConversation, one INSERT for them all.
+   */
+  async storeActionsInGroup(appId: string, guid: string, messages: Array<Pick<NewMessage, 'sender' | 'type' | 'dataJson'>>, tx: Executor): Promise<MessageRow[]> {
+    if (messages.length === 0) return [];
+    const actions = messages.map((message) => ({ ...message, category: 'action' }));
+    return this.deps.messages.storeManyInGroup(appId, guid, groupConversationId(guid), actions, tx);
+  }
+
   /** The mentioned users who are active: only they are kept as mentions. */
   async activeMentions(appId: string, uids: string[], tx?: Executor): Promise<string[]> {
     if (uids.length === 0) return [];

@@ -132,6 +132,22 @@ describe('group member action messages', () => {
     assert.deepEqual((await actions(group.guid)).map((x) => x.id), before.map((x) => x.id));
   });
 
+  it('stores the messages of one call together, in the order the members were named, the last one last', async () => {
+    const [owner, ...added] = await uids(6);
+    const group = await newGroup(t, t.appA, {}, owner);
+    const result = await ok(await call(`/v3/groups/${group.guid}/members`, 'POST', { participants: added }));
+    const ids = added.map((uid) => result.participants[uid!].data.id as string);
+    assert.deepEqual([...ids].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)), ids, 'ids in the order named');
+    assert.deepEqual((await actions(group.guid)).map((x) => x.data.entities.on.entity.uid), added);
+    const conversation = await t.database.db
+      .selectFrom('conversations')
+      .select('last_message_id')
+      .where('app_id', '=', t.appA.appId)
+      .where('conversation_id', '=', `group_${group.guid}`)
+      .executeTakeFirstOrThrow();
+    assert.equal(String(conversation.last_message_id), ids[ids.length - 1]);
+  });
+
   it('are messages of the group’s conversation: its last message, visible to members only', async () => {
     const [owner, member, outsider] = await uids(3);
     const group = await newGroup(t, t.appA, {}, owner);
