@@ -134,6 +134,8 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
   const seeded = `${Math.round(users / 1000)}k users`;
   let addCursor = 0;
   try {
+    // Reads first, at every concurrency, then writes: the writes leave PostgreSQL autovacuum
+    // work that would otherwise compete with the reads measured after them.
     for (const connections of CONCURRENCIES) {
       const readBaseline = fastify.get(connections)!.requestsPerSecond;
       if (wanted('get user')) {
@@ -152,6 +154,28 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
           report({ scenario: `list members (100/page, ${size}-member group)`, engine, connections, result, baseline: 'Fastify', baselineRate: readBaseline });
         }
       }
+      if (wanted('history page')) {
+        // The newest 50 messages of a 1:1 conversation, as seed-(2k) reads its history with seed-(2k+1).
+        for (const [index, size] of histories.entries()) {
+          const result = await runLoad({
+            url: `${base}/v3/users/seed-${index * 2 + 1}/messages?limit=50`,
+            connections,
+            durationSeconds: duration,
+            headers: { ...headers, onbehalfof: `seed-${index * 2}` },
+          });
+          report({
+            scenario: `history page (50 of ${size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`} messages)`,
+            engine,
+            connections,
+            result,
+            baseline: 'Fastify page',
+            baselineRate: fastifyHistory.get(connections)!.requestsPerSecond,
+          });
+        }
+      }
+    }
+    for (const connections of CONCURRENCIES) {
+      const readBaseline = fastify.get(connections)!.requestsPerSecond;
       if (wanted('add 25 members')) {
         // Request i adds 25 users to group i mod G: every (group, user) pair is new, and
         // concurrent requests go to different groups.
@@ -173,25 +197,6 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
         addCursor = i;
         const raw = inserts.get(connections);
         report({ scenario: 'add 25 members to a group', engine, connections, result, baseline: raw ? 'raw INSERT' : 'Fastify', baselineRate: raw ?? readBaseline });
-      }
-      if (wanted('history page')) {
-        // The newest 50 messages of a 1:1 conversation, as seed-(2k) reads its history with seed-(2k+1).
-        for (const [index, size] of histories.entries()) {
-          const result = await runLoad({
-            url: `${base}/v3/users/seed-${index * 2 + 1}/messages?limit=50`,
-            connections,
-            durationSeconds: duration,
-            headers: { ...headers, onbehalfof: `seed-${index * 2}` },
-          });
-          report({
-            scenario: `history page (50 of ${size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`} messages)`,
-            engine,
-            connections,
-            result,
-            baseline: 'Fastify page',
-            baselineRate: fastifyHistory.get(connections)!.requestsPerSecond,
-          });
-        }
       }
       if (wanted('send message')) {
         const raw = inserts.get(connections);
