@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { DEFAULT_IMPORT_BODY_LIMIT, type Config } from './config.js';
 import { createServices, type Services } from './container.js';
 import type { Database } from './db/database.js';
-import { installErrorHandling } from './http/plugins/error-handler.js';
+import { frameworkErrorHandler, installErrorHandling } from './http/plugins/error-handler.js';
 import { assertNoNulInJson, assertNoNulInRequest } from './http/plugins/nul-guard.js';
 import { installOpenApi } from './http/plugins/openapi.js';
 import { dataImportRoutes } from './http/routes/data-import/index.js';
@@ -37,6 +37,10 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     genReqId: () => crypto.randomUUID(),
     // Answer 503 to requests arriving during shutdown, finish those in flight.
     return503OnClosing: true,
+    // A conversation id is two uids of up to 100 characters and `_user_`; longer path values
+    // are refused by the routes' schemas, and beyond this by frameworkErrorHandler.
+    routerOptions: { maxParamLength: 512 },
+    frameworkErrors: frameworkErrorHandler,
   };
   // The https and http overloads of Fastify() return differently typed instances; the routes
   // don't care which server carries them.

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ID_MAX_LENGTH, ID_PATTERN, LIMITS } from '../domain/normalize.js';
+import { ID_MAX_LENGTH, ID_PATTERN, LIMITS, UNIX_SECONDS_MAX } from '../domain/normalize.js';
 
 /** A uid, guid or role id as sent by a client (any case; stored lower-cased). */
 export const Id = (description: string) =>
@@ -14,6 +14,9 @@ export const Tags = (description: string) =>
 export const JsonObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
 
 export const UnixTime = (description: string) => Type.Integer({ description });
+
+/** Unix seconds sent by a client: bounded, so no value overflows a timestamp (or is Infinity). */
+export const UnixTimeInput = (description: string) => Type.Integer({ minimum: 0, maximum: UNIX_SECONDS_MAX, description });
 
 export const ErrorResponse = Type.Object(
   {
@@ -41,7 +44,8 @@ export const PageQuery = {
   perPage: Type.Optional(
     Type.Integer({ minimum: 1, maximum: LIMITS.perPageMax, default: LIMITS.perPageDefault, description: 'Items per page.' }),
   ),
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1.' })),
+  // Bounded: a huge page would overflow the offset (and `1e309` reads as Infinity).
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1.' })),
 };
 
 /** A list in a query: repeated (`a=1&a=2`) or comma-separated (`a=1,2`). */

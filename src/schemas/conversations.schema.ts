@@ -56,7 +56,7 @@ export const ResetUserConversationBody = Type.Object({
 
 export const MarkConversationBody = Type.Object({
   messageId: Type.Optional(
-    Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[0-9]{1,30}$' })], {
+    Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.String({ pattern: '^[0-9]{1,30}$' })], {
       description: 'A message of the conversation; default: its last message (for unread: everything is unread).',
     }),
   ),

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { LIMITS } from '../domain/normalize.js';
-import { Data, DataWithMeta, Id, JsonObject, ListQuery, PageQuery, PaginationMeta, SuccessMessage, Tags, UnixTime, Url } from './common.schema.js';
+import { Data, DataWithMeta, Id, JsonObject, ListQuery, PageQuery, PaginationMeta, SuccessMessage, Tags, UnixTime, UnixTimeInput, Url } from './common.schema.js';
 import { Message } from './messages.schema.js';
 import { User } from './users.schema.js';
 
@@ -107,7 +107,7 @@ export const ListGroupsQuery = Type.Object({
   sortOrder: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' })),
   ...PageQuery,
   affix: Type.Optional(Type.Union([Type.Literal('append'), Type.Literal('prepend')], { description: 'With updatedAt: groups changed after (append) or before (prepend) it.' })),
-  updatedAt: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix seconds; with affix.' })),
+  updatedAt: Type.Optional(UnixTimeInput('Unix seconds; with affix.')),
   withTags: Type.Optional(Type.Boolean({ description: 'Includes tags in the response.' })),
   tags: Type.Optional(ListQuery(Type.String({ maxLength: 100 }), 'Only groups having at least one of these tags.')),
   type: Type.Optional(GroupTypeSchema),

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { LIMITS } from '../domain/normalize.js';
-import { Data, DataWithMeta, JsonObject, ListQuery, Tags, UnixTime, Url } from './common.schema.js';
+import { Data, DataWithMeta, JsonObject, ListQuery, Tags, UnixTime, UnixTimeInput, Url } from './common.schema.js';
 
 // receiver, receiverType, category and type are loose here: the service answers their
 // problems with the vendor's codes (ERR_EMPTY_RECEIVER, ERR_INVALID_RECEIVER_TYPE, ...).
@@ -121,9 +121,9 @@ const listFields = {
     }),
   ),
   id: Type.Optional(Type.String({ pattern: '^[0-9]{1,30}$', description: 'Cursor: a message id (exclusive).' })),
-  sentAt: Type.Optional(Type.Integer({ minimum: 0, description: 'Cursor: unix seconds (exclusive), in the direction of affix.' })),
-  fromTimestamp: Type.Optional(Type.Integer({ minimum: 0, description: 'Messages sent at or after this unix time.' })),
-  toTimestamp: Type.Optional(Type.Integer({ minimum: 0, description: 'Messages sent at or before this unix time; only with fromTimestamp.' })),
+  sentAt: Type.Optional(UnixTimeInput('Cursor: unix seconds (exclusive), in the direction of affix.')),
+  fromTimestamp: Type.Optional(UnixTimeInput('Messages sent at or after this unix time.')),
+  toTimestamp: Type.Optional(UnixTimeInput('Messages sent at or before this unix time; only with fromTimestamp.')),
   category: Type.Optional(Type.String({ maxLength: 100, description: 'Only this category.' })),
   categories: Type.Optional(ListQuery(Type.String({ maxLength: 100 }), 'Only these categories.')),
   type: Type.Optional(Type.String({ maxLength: 100, description: 'Only this type.' })),

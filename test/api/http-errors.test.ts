@@ -22,6 +22,35 @@ describe('transport errors', () => {
     }
   });
 
+  it('answers an overlong path value or a malformed URL with ERR_BAD_REQUEST in the vendor shape', async () => {
+    for (const url of [`/v3/users/${'a'.repeat(600)}`, '/v3/users/%E0%A4%A']) {
+      const response = await t.call(t.appA, url);
+      assert.equal(response.statusCode, 400, url);
+      assert.equal(errorCode(response), 'ERR_BAD_REQUEST');
+      assert.equal(typeof body(response).error.message, 'string');
+    }
+  });
+
+  it('routes path values up to 512 characters: a conversation id of two long uids', async () => {
+    const [a, b] = ['a'.repeat(100), 'b'.repeat(100)];
+    for (const uid of [a, b]) assert.equal((await t.call(t.appA, '/v3/users', { method: 'POST', body: { uid, name: uid } })).statusCode, 200);
+    const sent = await t.call(t.appA, '/v3/messages', { method: 'POST', onBehalfOf: a, body: { receiver: b, receiverType: 'user', data: { text: 'hi' } } });
+    assert.equal(sent.statusCode, 200, sent.body);
+    const conversationId = body(sent).data.conversationId as string;
+    assert.equal(conversationId.length, 206);
+    const response = await t.call(t.appA, `/v3/conversations/${conversationId}`, { onBehalfOf: a });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal(body(response).data.conversationId, conversationId);
+  });
+
+  it('refuses a page number too large to page with, rather than failing', async () => {
+    for (const page of ['99999999999999999999999', '1e309', '1000001']) {
+      const response = await t.call(t.appA, '/v3/users', { query: { page } });
+      assert.equal(response.statusCode, 400, page);
+      assert.equal(errorCode(response), 'ERR_BAD_REQUEST');
+    }
+  });
+
   it('answers a wrong method with ERR_API_NOT_FOUND', async () => {
     const response = await t.call(t.appA, '/v3/users', { method: 'PATCH', body: {} });
     assert.equal(response.statusCode, 404);

@@ -32,6 +32,16 @@ function validationError(error: FastifyError): AppError {
   return badRequest(details);
 }
 
+/**
+ * Errors the router raises before any route or hook runs (a malformed URL, a path parameter
+ * longer than the router keeps), in the vendor's shape: Fastify's `frameworkErrors` option.
+ */
+export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter of the URL is too long.' : error.code === 'FST_ERR_BAD_URL' ? 'The URL is malformed.' : error.message;
+  void reply.status(400).send(errorBody(badRequest({ url: message.replace(/\.$/, '').toLowerCase() }, message)));
+}
+
 export function errorBody(error: AppError) {
   return {
     error: {
