@@ -6,6 +6,7 @@ import { createServices, type Services } from './container.js';
 import type { Database } from './db/database.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/plugins/error-handler.js';
 import { assertNoNulInJson, assertNoNulInRequest } from './http/plugins/nul-guard.js';
+import { trackInFlight } from './http/plugins/in-flight.js';
 import { installOpenApi } from './http/plugins/openapi.js';
 import { dataImportRoutes } from './http/routes/data-import/index.js';
 import { v3Routes } from './http/routes/v3/index.js';
@@ -26,6 +27,8 @@ export interface BuildAppOptions {
 export interface ParleyApp {
   app: FastifyInstance;
   services: Services;
+  /** Resolves true once no request handler is running (see trackInFlight), false on timeout. */
+  drained(timeoutMs: number): Promise<boolean>;
 }
 
 /** Builds the server without listening, so tests can inject requests. */
@@ -72,6 +75,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     assertNoNulInRequest(request);
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
   });
+  const inFlight = trackInFlight(app);
   installErrorHandling(app, { bodyLimit: options.config.bodyLimit });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -86,5 +90,5 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     await typed.register(dataImportRoutes, { prefix, services, tenancy, bodyLimit: importBodyLimit, hidden });
   }
   await app.ready();
-  return { app, services };
+  return { app, services, drained: inFlight.drained };
 }

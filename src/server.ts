@@ -73,6 +73,9 @@ export function loadTls(config: Config, log: Logger): TlsFiles {
   return { ...generated, certPath, selfSigned: true };
 }
 
+/** How long a shutdown waits for running handlers whose clients have gone. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 export interface RunningServer extends ParleyApp {
   database: Database;
   port: number;
@@ -115,6 +118,8 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
           log.info('shutting down: finishing requests in flight');
           try {
             await parley.app.close();
+            // Handlers of clients that hung up still run: let them finish before the database goes.
+            if (!(await parley.drained(SHUTDOWN_GRACE_MS))) log.warn('requests still running after the grace period');
           } finally {
             await database.close();
           }

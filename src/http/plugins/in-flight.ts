@@ -1,0 +1,41 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+const COUNTED = Symbol('countedInFlight');
+type Counted = FastifyRequest & { [COUNTED]?: boolean };
+
+/**
+ * Counts the requests whose handlers are still running. Closing the server waits for open
+ * sockets only: a client that hangs up mid-request leaves its handler running with no socket,
+ * and the database must stay open until that handler is done. A request counts from its first
+ * hook until its reply is sent (onSend runs even when the client has gone).
+ */
+export function trackInFlight(app: FastifyInstance): { drained(timeoutMs: number): Promise<boolean> } {
+  let running = 0;
+  let idle: Array<() => void> = [];
+  app.addHook('onRequest', async (request: Counted) => {
+    request[COUNTED] = true;
+    running++;
+  });
+  app.addHook('onSend', async (request: Counted) => {
+    if (!request[COUNTED]) return;
+    request[COUNTED] = false;
+    if (--running === 0) {
+      const waiting = idle;
+      idle = [];
+      for (const resolve of waiting) resolve();
+    }
+  });
+  return {
+    /** Resolves true once no handler runs, or false after `timeoutMs`. */
+    drained(timeoutMs) {
+      if (running === 0) return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs);
+        idle.push(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+    },
+  };
+}
