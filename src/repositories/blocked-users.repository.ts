@@ -30,20 +30,6 @@ export class BlockedUsersRepository {
     await tx.deleteFrom('blocked_users').where('app_id', '=', appId).where('uid', '=', uid).where('blocked_uid', 'in', others).execute();
   }
 
-  /** Whether either user has blocked the other: such a pair cannot message. */
-  async isBlockedEitherWay(appId: string, a: string, b: string, tx: Executor = this.db): Promise<boolean> {
-    const row = await tx
-      .selectFrom('blocked_users')
-      .select('uid')
-      .where('app_id', '=', appId)
-      .where((eb) =>
-        eb.or([eb.and([eb('uid', '=', a), eb('blocked_uid', '=', b)]), eb.and([eb('uid', '=', b), eb('blocked_uid', '=', a)])]),
-      )
-      .limit(1)
-      .executeTakeFirst();
-    return row !== undefined;
-  }
-
   /** The blocks between `viewer` and each of `uids`, in one query (uids with none are absent). */
   async relations(appId: string, viewer: string, uids: string[], tx: Executor = this.db): Promise<Map<string, BlockRelation>> {
     if (uids.length === 0) return new Map();

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { BlockedUsersRepository } from '../../src/repositories/blocked-users.repository.js';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
 import { newUids, newUser } from '../helpers/factories.js';
 
@@ -265,14 +264,16 @@ describe('deleting users', () => {
   });
 });
 
-describe('isBlockedEitherWay', () => {
-  it('is true for a pair blocked in either direction, and only in its app', async () => {
+describe('blocks and messages', () => {
+  it('a pair blocked in either direction cannot message each other, and only in its app', async () => {
     const [a, b, c] = await uids(3);
     await blockUsers(b!, { blockedUids: [a] });
-    const repository = new BlockedUsersRepository(t.database.db);
-    assert.equal(await repository.isBlockedEitherWay(t.appA.appId, a!, b!), true);
-    assert.equal(await repository.isBlockedEitherWay(t.appA.appId, b!, a!), true);
-    assert.equal(await repository.isBlockedEitherWay(t.appA.appId, a!, c!), false);
-    assert.equal(await repository.isBlockedEitherWay(t.appB.appId, a!, b!), false);
+    const send = (app: typeof t.appA, sender: string, receiver: string) =>
+      t.call(app, '/v3/messages', { method: 'POST', onBehalfOf: sender, body: { receiver, receiverType: 'user', data: { text: 'hi' } } });
+    assert.equal(errorCode(await send(t.appA, a!, b!)), 'ERR_BLOCKED_SENDER');
+    assert.equal(errorCode(await send(t.appA, b!, a!)), 'ERR_BLOCKED_RECEIVER');
+    assert.equal((await send(t.appA, a!, c!)).statusCode, 200);
+    for (const uid of [a!, b!]) await newUser(t, t.appB, { uid });
+    assert.equal((await send(t.appB, a!, b!)).statusCode, 200, 'the same uids in another app are not blocked');
   });
 });
