@@ -201,39 +201,30 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
       if (wanted('send message')) {
         const raw = inserts.get(connections);
         const baseline = { baseline: raw ? 'raw INSERT' : 'Fastify', baselineRate: raw ?? readBaseline };
+        // Request i of a scenario names its sender and receiver; the body is otherwise the same.
+        const sendLoad = (receiverType: 'user' | 'group', route: (i: number) => { sender: string; receiver: string }) => {
+          let i = 0;
+          const rest = JSON.stringify({ receiverType, category: 'message', type: 'text', data: { text: 'Hello there 👋' } }).slice(1);
+          return runLoad({
+            url: `${base}/v3/messages`,
+            method: 'POST',
+            connections,
+            durationSeconds: duration,
+            headers,
+            request: () => {
+              const { sender, receiver } = route(i++);
+              return { headers: { onbehalfof: sender }, body: `{"receiver":"${receiver}",${rest}` };
+            },
+          });
+        };
         // 1:1: request i goes from seed-(2p) to seed-(2p+1), p = i mod 2,000 pairs, so concurrent
         // sends rarely share a conversation (each conversation's sends take turns).
         const pairs = Math.min(2000, Math.floor(users / 2));
-        let n = 0;
-        const text = JSON.stringify({ receiverType: 'user', category: 'message', type: 'text', data: { text: 'Hello there 👋' } });
-        const oneToOne = await runLoad({
-          url: `${base}/v3/messages`,
-          method: 'POST',
-          connections,
-          durationSeconds: duration,
-          headers,
-          request: () => {
-            const pair = n++ % pairs;
-            return { headers: { onbehalfof: `seed-${pair * 2}` }, body: `{"receiver":"seed-${pair * 2 + 1}",${text.slice(1)}` };
-          },
-        });
+        const oneToOne = await sendLoad('user', (i) => ({ sender: `seed-${(i % pairs) * 2}`, receiver: `seed-${(i % pairs) * 2 + 1}` }));
         report({ scenario: 'send message (1:1)', engine, connections, result: oneToOne, ...baseline, serverRssMb: server.rssMb() });
         // Group: request i goes to chat-(i mod G) from one of its 10 members.
         const groups = server.info.chatGroups;
-        let g = 0;
-        const groupText = JSON.stringify({ receiverType: 'group', category: 'message', type: 'text', data: { text: 'Hello, group 👋' } });
-        const group = await runLoad({
-          url: `${base}/v3/messages`,
-          method: 'POST',
-          connections,
-          durationSeconds: duration,
-          headers,
-          request: () => {
-            const i = g++;
-            const chat = i % groups;
-            return { headers: { onbehalfof: `seed-${chat * 10 + (Math.floor(i / groups) % 10)}` }, body: `{"receiver":"chat-${chat}",${groupText.slice(1)}` };
-          },
-        });
+        const group = await sendLoad('group', (i) => ({ sender: `seed-${(i % groups) * 10 + (Math.floor(i / groups) % 10)}`, receiver: `chat-${i % groups}` }));
         report({ scenario: `send message (group, ${groups} groups of 10)`, engine, connections, result: group, ...baseline, serverRssMb: server.rssMb() });
       }
       if (wanted('create user')) {
