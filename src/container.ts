@@ -10,6 +10,7 @@ import { CredentialCache } from './repositories/credential-cache.js';
 import { FriendsRepository } from './repositories/friends.repository.js';
 import { GroupMembersRepository } from './repositories/group-members.repository.js';
 import { GroupsRepository } from './repositories/groups.repository.js';
+import { MessageImportsRepository } from './repositories/message-imports.repository.js';
 import { MessagesRepository } from './repositories/messages.repository.js';
 import { ReactionsRepository } from './repositories/reactions.repository.js';
 import { PermissionsRepository } from './repositories/permissions.repository.js';
@@ -53,6 +54,7 @@ export function createServices(
     friends: new FriendsRepository(db),
     blockedUsers: new BlockedUsersRepository(db),
     messages: new MessagesRepository(db),
+    messageImports: new MessageImportsRepository(db),
     conversations: new ConversationsRepository(db),
     conversationStates: new ConversationStatesRepository(db),
     reactions: new ReactionsRepository(db),
@@ -116,6 +118,8 @@ export function createServices(
     groups: repositories.groups,
     members: repositories.groupMembers,
     roles: repositories.roles,
+    messageImports: repositories.messageImports,
+    messagesService: messages,
     noteBulkWrite: (rows) => database.noteBulkWrite(rows),
     maxRecords: options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS,
   });

@@ -173,6 +173,9 @@ export interface MessagesTable {
   edited_by: string | null;
   deleted_at: NullableTimestamp;
   deleted_by: string | null;
+  /** An imported message's source receipts (0008); NULL otherwise. */
+  delivered_at: NullableTimestamp;
+  read_at: NullableTimestamp;
 }
 
 export interface ConversationsTable {

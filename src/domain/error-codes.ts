@@ -89,6 +89,11 @@ export const ERROR_CATALOGUE = {
     status: 400,
     message: 'The body must be {"members": {"<guid>_member_<uid>": {...}}}, each key equal to its record\'s memberId: {problem}.',
   },
+  ERR_IMPORT_INVALID_MESSAGE_FORMAT: {
+    status: 400,
+    message: 'The body must be {"messages": {"<muid>": {...}}}, each key equal to its record\'s muid: {problem}.',
+  },
+  ERR_IMPORT_MUID_ALREADY_EXISTS: { status: 400, message: 'A message with the muid {muid} from {sender} has been imported already.' },
   ERR_IMPORT_INVALID_JOINEDAT: { status: 400, message: 'The joinedAt {joinedAt} must not be before the group\'s createdAt ({createdAt}) nor in the future.' },
 
   // General

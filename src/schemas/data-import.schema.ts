@@ -1,7 +1,8 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { UNIX_SECONDS_MAX } from '../domain/normalize.js';
+import { LIMITS, UNIX_SECONDS_MAX } from '../domain/normalize.js';
 import { Data, UnixTime } from './common.schema.js';
 import { CreateGroupBody, Group, ScopeSchema } from './groups.schema.js';
+import { Message, SendMessageBody } from './messages.schema.js';
 import { CreateUserBody, User } from './users.schema.js';
 
 /**
@@ -60,6 +61,34 @@ export const ImportMemberRecord = Type.Object(
   { description: 'A membership (or a ban) of a user in a group.' },
 );
 
+const { receiver: _receiver, receiverType: _receiverType, muid: _muid, multipleReceivers: _multiple, ...messageFields } = SendMessageBody.properties;
+
+export const ImportMessageRecord = Type.Object(
+  {
+    muid: Type.String({ minLength: 1, maxLength: LIMITS.muidLength, description: 'The source id of the message, the key of the record.' }),
+    sender: Type.String({ minLength: 1, maxLength: 200, description: 'UID of the sender.' }),
+    receiverType: Type.Union([Type.Literal('user'), Type.Literal('group')], { description: 'user or group.' }),
+    receiver: Type.String({ minLength: 1, maxLength: 200, description: 'UID of the receiving user, or GUID of the group.' }),
+    ...messageFields,
+    sentAt: ImportTime('When the message was sent: its place in the history.'),
+    deliveredAt: Type.Optional(ImportTime('When the receiver received it; not before sentAt.')),
+    readAt: Type.Optional(ImportTime('When the receiver read it (it is then delivered too); not before sentAt.')),
+    senderUserDetails: Type.Optional(Type.Object(ImportUserRecord.properties, { description: 'The sender, created first when missing.' })),
+    receiverUserDetails: Type.Optional(Type.Object(ImportUserRecord.properties, { description: 'The receiving user, created first when missing.' })),
+    receiverGroupDetails: Type.Optional(Type.Object(ImportGroupDetails.properties, { description: 'The receiving group, created first when missing.' })),
+    receiverGroupOwnerDetails: Type.Optional(
+      Type.Object(ImportUserRecord.properties, { description: 'The owner of receiverGroupDetails, created first when missing.' }),
+    ),
+    mentionedUserDetails: Type.Optional(
+      Type.Record(Type.String(), Type.Object(ImportUserRecord.properties), {
+        maxProperties: 100,
+        description: 'Users mentioned as <@uid:UID> in data.text, keyed by uid, created first when missing.',
+      }),
+    ),
+  },
+  { description: 'A message, as for send-message, with its sender, receiver and source timestamps.' },
+);
+
 /** The route bodies: the wrapper, an object keyed by record id. Records are checked one by one. */
 const Wrapper = <T extends TSchema>(record: T, key: string) =>
   Type.Record(Type.String(), record, { description: `The records, keyed by ${key}; each key must equal the record's ${key}.` });
@@ -67,6 +96,7 @@ const Wrapper = <T extends TSchema>(record: T, key: string) =>
 export const ImportUsersBody = Type.Object({ users: Wrapper(ImportUserRecord, 'uid') });
 export const ImportGroupsBody = Type.Object({ groups: Wrapper(ImportGroupRecord, 'guid') });
 export const ImportMembersBody = Type.Object({ members: Wrapper(ImportMemberRecord, 'memberId') });
+export const ImportMessagesBody = Type.Object({ messages: Wrapper(ImportMessageRecord, 'muid') });
 
 const RecordError = Type.Object({ code: Type.String(), message: Type.String(), details: Type.Optional(Type.Record(Type.String(), Type.String())) });
 
@@ -89,3 +119,4 @@ const Results = <T extends TSchema>(entity: T, key: string) =>
 export const ImportUsersResponse = Results(User, 'uid');
 export const ImportGroupsResponse = Results(Group, 'guid');
 export const ImportMembersResponse = Results(ImportedMember, 'memberId');
+export const ImportMessagesResponse = Results(Message, 'muid');

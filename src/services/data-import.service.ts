@@ -4,18 +4,23 @@ import type { Kysely } from 'kysely';
 import type { DB, GroupType, MemberScope } from '../db/schema.js';
 import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
+import { userConversationId } from '../domain/conversation-id.js';
 import { AppError, badRequest, type ErrorDetails } from '../domain/errors.js';
 import type { ErrorCode } from '../domain/error-codes.js';
+import { groupConversationId } from '../domain/messages.js';
 import { LIMITS, metadataJson, normalizeId, normalizeTags, unixSecondsToDate } from '../domain/normalize.js';
 import { hashPassword } from '../domain/passwords.js';
 import { toUnix } from '../domain/time.js';
 import { pairKey, type GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository, NewGroup } from '../repositories/groups.repository.js';
+import type { ImportedMessageRow, MessageImportsRepository } from '../repositories/message-imports.repository.js';
 import { DEFAULT_ROLE, type RolesRepository } from '../repositories/roles.repository.js';
+import type { MessageRow } from '../repositories/messages.repository.js';
 import type { NewUser, UsersRepository } from '../repositories/users.repository.js';
-import { ImportGroupDetails, ImportGroupRecord, ImportMemberRecord, ImportUserRecord } from '../schemas/data-import.schema.js';
+import { ImportGroupDetails, ImportGroupRecord, ImportMemberRecord, ImportMessageRecord, ImportUserRecord } from '../schemas/data-import.schema.js';
 import { compileBodyValidator } from '../schemas/validator.js';
 import { toGroup, type Group } from './groups.service.js';
+import { prepare, type Message, type MessagesService } from './messages.service.js';
 import { roleNotFound } from './roles.service.js';
 import { toUser, type User } from './users.service.js';
 
@@ -37,24 +42,31 @@ type ImportUser = Static<typeof ImportUserRecord>;
 type ImportGroupFields = Static<typeof ImportGroupDetails>;
 type ImportGroup = Static<typeof ImportGroupRecord>;
 type ImportMember = Static<typeof ImportMemberRecord>;
+type ImportMessage = Static<typeof ImportMessageRecord>;
 
 /** Rows per INSERT statement (and per transaction): the statement stays small, the round trips few. */
 const CHUNK = 1_000;
+/** Messages per transaction: a message import writes them in two statements, whatever their number. */
+const MESSAGE_CHUNK = 5_000;
 /** scrypt hashes at a time: leaves the rest of libuv's thread pool to the other requests. */
 const HASH_CONCURRENCY = 2;
 
 interface Kind {
-  wrapper: 'users' | 'groups' | 'members';
-  idField: 'uid' | 'guid' | 'memberId';
+  wrapper: 'users' | 'groups' | 'members' | 'messages';
+  idField: 'uid' | 'guid' | 'memberId' | 'muid';
   formatCode: ErrorCode;
+  /** Ids compared as sent (a muid), not lower-cased as uids and guids are. */
+  exact?: boolean;
 }
 const USERS: Kind = { wrapper: 'users', idField: 'uid', formatCode: 'ERR_IMPORT_INVALID_USER_FORMAT' };
 const GROUPS: Kind = { wrapper: 'groups', idField: 'guid', formatCode: 'ERR_IMPORT_INVALID_GROUP_FORMAT' };
 const MEMBERS: Kind = { wrapper: 'members', idField: 'memberId', formatCode: 'ERR_IMPORT_INVALID_MEMBER_FORMAT' };
+const MESSAGES: Kind = { wrapper: 'messages', idField: 'muid', formatCode: 'ERR_IMPORT_INVALID_MESSAGE_FORMAT', exact: true };
 
 const validateUser = compileBodyValidator(ImportUserRecord);
 const validateGroup = compileBodyValidator(ImportGroupRecord);
 const validateMember = compileBodyValidator(ImportMemberRecord);
+const validateMessage = compileBodyValidator(ImportMessageRecord);
 
 /** A group ready to insert, but for its password hash (made only for groups that will be inserted). */
 interface PreparedGroup {
@@ -76,6 +88,9 @@ export class DataImportService {
       groups: GroupsRepository;
       members: GroupMembersRepository;
       roles: RolesRepository;
+      messageImports: MessageImportsRepository;
+      /** Renders the imported messages as every other message. */
+      messagesService: MessagesService;
       /** Told how many rows a bulk write stored (the embedded engine vacuums after many). */
       noteBulkWrite: (rows: number) => void;
       /** Records accepted per call. */
@@ -251,6 +266,164 @@ export class DataImportService {
   }
 
   /**
+   * Messages, in history order: the call's messages are stored in sentAt order (then the order
+   * sent), so their ids, which are the order of every history, follow sentAt. Their
+   * conversations are created or moved on as a send would, and the receipts given move the
+   * readers' watermarks. The content rules are those of send-message (prepare); the sender and
+   * receiver must exist, or be created by their *Details, but the rules of a live send
+   * (membership, bans, blocks) do not apply to history. A muid the sender imported (or sent)
+   * before answers ERR_IMPORT_MUID_ALREADY_EXISTS.
+   */
+  async importMessages(ctx: RequestContext, body: unknown): Promise<Record<string, RecordResult<Message>>> {
+    const entries = this.records(body, MESSAGES);
+    const results = new Map<string, RecordResult<Message>>();
+    interface Candidate {
+      key: string;
+      row: ImportedMessageRow;
+      /** Mentioned uids, kept if they name active users when stored. */
+      mentioned: string[];
+      users: NewUser[];
+      group: PreparedGroup | undefined;
+    }
+    let candidates: Candidate[] = [];
+    const now = Date.now();
+    for (const [key, raw] of entries) {
+      const outcome = attempt((): Candidate => {
+        check(validateMessage, raw);
+        const record = raw as ImportMessage;
+        const {
+          sender: rawSender,
+          receiver: rawReceiver,
+          receiverType,
+          sentAt: rawSentAt,
+          deliveredAt: rawDeliveredAt,
+          readAt: rawReadAt,
+          senderUserDetails,
+          receiverUserDetails,
+          receiverGroupDetails,
+          receiverGroupOwnerDetails,
+          mentionedUserDetails,
+          ...content
+        } = record;
+        if (JSON.stringify(content).length > LIMITS.messageJsonChars) {
+          throw badRequest({ record: `the message must be at most ${LIMITS.messageJsonChars} characters as JSON` });
+        }
+        const prepared = prepare(content);
+        const sender = normalizeId(rawSender);
+        const receiver = normalizeId(rawReceiver);
+        const sentAt = unixSecondsToDate(rawSentAt);
+        if (sentAt.getTime() > now) throw badRequest({ sentAt: 'must not be in the future' });
+        const readAt = rawReadAt === undefined ? null : unixSecondsToDate(rawReadAt);
+        // A message read was delivered, at the latest when it was read.
+        const deliveredAt = rawDeliveredAt === undefined ? readAt : unixSecondsToDate(rawDeliveredAt);
+        if (readAt && readAt < sentAt) throw badRequest({ readAt: 'must not be before sentAt' });
+        if (deliveredAt && deliveredAt < sentAt) throw badRequest({ deliveredAt: 'must not be before sentAt' });
+
+        const users: NewUser[] = [];
+        const details = (record: Static<typeof ImportUserRecord> | undefined, field: string, uid: string | undefined) => {
+          if (!record) return;
+          const user = prepareUser(record, `${field}.`);
+          if (uid !== undefined && user.uid !== uid) throw badRequest({ [`${field}.uid`]: `must be ${uid}` });
+          users.push(user);
+        };
+        details(senderUserDetails, 'senderUserDetails', sender);
+        if (receiverUserDetails && receiverType !== 'user') throw badRequest({ receiverUserDetails: 'is for a user receiver' });
+        details(receiverUserDetails, 'receiverUserDetails', receiver);
+        if ((receiverGroupDetails || receiverGroupOwnerDetails) && receiverType !== 'group') {
+          throw badRequest({ receiverGroupDetails: 'is for a group receiver' });
+        }
+        const group = receiverGroupDetails && prepareGroup(receiverGroupDetails, undefined, 'receiverGroupDetails.');
+        if (group && group.group.guid !== receiver) throw badRequest({ 'receiverGroupDetails.guid': `must be ${receiver}` });
+        if (receiverGroupOwnerDetails) {
+          if (!group) throw badRequest({ receiverGroupOwnerDetails: 'comes with receiverGroupDetails' });
+          details(receiverGroupOwnerDetails, 'receiverGroupOwnerDetails', group.group.owner ?? undefined);
+          group.group.owner ??= users[users.length - 1]!.uid;
+        }
+        for (const [uid, user] of Object.entries(mentionedUserDetails ?? {})) details(user, `mentionedUserDetails.${uid}`, normalizeId(uid));
+
+        const row: ImportedMessageRow = {
+          conversationId: receiverType === 'user' ? userConversationId(sender, receiver) : groupConversationId(receiver),
+          sender,
+          receiver,
+          receiverType,
+          category: prepared.category,
+          type: prepared.type,
+          dataJson: prepared.dataJson,
+          tags: prepared.tags,
+          mentionedUids: [],
+          muid: record.muid,
+          sentAt,
+          deliveredAt,
+          readAt,
+        };
+        return { key, row, mentioned: prepared.mentioned, users, group };
+      });
+      if (outcome instanceof AppError) results.set(key, failure(outcome));
+      else candidates.push(outcome);
+    }
+    candidates = await this.withExistingRoles(ctx, candidates, (c) => c.users.map((user) => user.role), results);
+
+    // *Details first: the users, then the groups (whose owner may be one of those users).
+    await this.createDetailUsers(ctx, candidates.flatMap((c) => c.users));
+    const detailGroups = firstOfEach(candidates.flatMap((c) => (c.group ? [c.group] : [])), (g) => g.group.guid, () => {});
+    const groupOutcomes = await this.createGroups(ctx, detailGroups);
+    candidates = candidates.filter((c) => {
+      const outcome = c.group && groupOutcomes.get(c.group.group.guid);
+      if (outcome instanceof AppError && outcome.code !== 'ERR_GUID_ALREADY_EXISTS') {
+        results.set(c.key, failure(outcome));
+        return false;
+      }
+      return true;
+    });
+
+    // History order: by sentAt, then as sent (a stable sort keeps the body's order).
+    const ordered = [...candidates].sort((a, b) => a.row.sentAt.getTime() - b.row.sentAt.getTime());
+    const stored: Array<{ key: string; row: MessageRow }> = [];
+    for (const chunk of chunks(ordered, MESSAGE_CHUNK)) {
+      const answers = await withTransaction(
+        this.deps.db,
+        'import_messages',
+        async (tx) => {
+          const refused = new Map<string, AppError>();
+          const userIds = distinct(chunk.flatMap((c) => (c.row.receiverType === 'user' ? [c.row.sender, c.row.receiver] : [c.row.sender])));
+          const users = await this.deps.users.lockExisting(ctx.appId, userIds, tx);
+          const groups = await this.deps.messageImports.lockExistingGroups(ctx.appId, distinct(chunk.flatMap((c) => (c.row.receiverType === 'group' ? [c.row.receiver] : []))), tx);
+          const mentionable = new Set(
+            (await this.deps.users.getMany(ctx.appId, distinct(chunk.flatMap((c) => c.mentioned)), tx))
+              .filter((user) => user.deactivated_at === null)
+              .map((user) => user.uid),
+          );
+          const insertable = chunk.filter((c) => {
+            const { sender, receiver, receiverType } = c.row;
+            if (!users.has(sender)) refused.set(c.key, new AppError('ERR_UID_NOT_FOUND', { params: { uid: sender } }));
+            else if (receiverType === 'user' && !users.has(receiver)) refused.set(c.key, new AppError('ERR_UID_NOT_FOUND', { params: { uid: receiver } }));
+            else if (receiverType === 'group' && !groups.has(receiver)) refused.set(c.key, new AppError('ERR_GUID_NOT_FOUND', { params: { guid: receiver } }));
+            else {
+              c.row.mentionedUids = c.mentioned.filter((uid) => mentionable.has(uid));
+              return true;
+            }
+            return false;
+          });
+          const rows = await this.deps.messageImports.insert(ctx.appId, insertable.map((c) => c.row), tx);
+          return { refused, insertable, rows };
+        },
+        ctx.log,
+      );
+      this.deps.noteBulkWrite(answers.rows.length);
+      for (const [key, error] of answers.refused) results.set(key, failure(error));
+      const bySenderMuid = new Map(answers.rows.map((row) => [`${row.sender}\u0000${row.muid}`, row]));
+      for (const c of answers.insertable) {
+        const row = bySenderMuid.get(`${c.row.sender}\u0000${c.row.muid}`);
+        if (row) stored.push({ key: c.key, row });
+        else results.set(c.key, failure(new AppError('ERR_IMPORT_MUID_ALREADY_EXISTS', { params: { muid: c.row.muid, sender: c.row.sender } })));
+      }
+    }
+    const rendered = await this.deps.messagesService.render(ctx, stored.map((s) => s.row), { withTags: true, justStored: true });
+    stored.forEach(({ key }, n) => results.set(key, { success: true, data: rendered[n]! }));
+    return inOrder(entries, results);
+  }
+
+  /**
    * The body's records, in order, after the checks that fail the whole call: the wrapper must
    * be an object keyed by id, each record an object whose id is its key, and at most
    * `maxRecords` of them.
@@ -274,7 +447,7 @@ export class DataImportService {
     for (const [key, record] of entries) {
       if (!isObject(record)) throw malformed(`the record ${key} is not an object`, { [`${kind.wrapper}.${key}`]: 'must be an object' });
       const id = record[kind.idField];
-      if (typeof id !== 'string' || normalizeId(id) !== normalizeId(key)) {
+      if (typeof id !== 'string' || (kind.exact ? id !== key : normalizeId(id) !== normalizeId(key))) {
         throw malformed(`the key ${key} differs from its record's ${kind.idField}`, {
           [`${kind.wrapper}.${key}.${kind.idField}`]: `must equal the record's key, ${key}`,
         });
@@ -287,15 +460,15 @@ export class DataImportService {
   private async withExistingRoles<C extends { key: string }>(
     ctx: RequestContext,
     candidates: C[],
-    roleOf: (candidate: C) => string | undefined,
+    roleOf: (candidate: C) => string | undefined | Array<string | undefined>,
     results: Map<string, RecordResult<any>>,
   ): Promise<C[]> {
-    const named = distinct(candidates.map(roleOf).filter((role): role is string => role !== undefined && role !== DEFAULT_ROLE));
-    const existing = await this.deps.roles.existing(ctx.appId, named);
+    const named = (candidate: C) => [roleOf(candidate)].flat().filter((role): role is string => role !== undefined && role !== DEFAULT_ROLE);
+    const existing = await this.deps.roles.existing(ctx.appId, distinct(candidates.flatMap(named)));
     return candidates.filter((candidate) => {
-      const role = roleOf(candidate);
-      if (role === undefined || role === DEFAULT_ROLE || existing.has(role)) return true;
-      results.set(candidate.key, failure(roleNotFound(role)));
+      const missing = named(candidate).find((role) => !existing.has(role));
+      if (missing === undefined) return true;
+      results.set(candidate.key, failure(roleNotFound(missing)));
       return false;
     });
   }
@@ -404,8 +577,8 @@ function check(validate: ValidateFunction, record: unknown): void {
   for (const error of errors) {
     const missing = (error.params as { missingProperty?: string }).missingProperty;
     const path = [error.instancePath.replace(/^\//, '').replace(/\//g, '.'), missing].filter(Boolean).join('.') || 'record';
-    // Only the timestamps are unions: integer or string of digits.
-    if (error.keyword === 'anyOf') details[path] = 'must be unix seconds (at most 10 digits), as an integer or a string of digits';
+    // The timestamps are unions: integer or string of digits (the other unions are enums).
+    if (error.keyword === 'anyOf') details[path] = path.endsWith('At') ? 'must be unix seconds (at most 10 digits), as an integer or a string of digits' : 'is not one of the allowed values';
     else details[path] ??= missing ? 'is required' : (error.message ?? 'is not valid');
   }
   throw badRequest(details);

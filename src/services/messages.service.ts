@@ -15,7 +15,7 @@ import type { MessageCursor, MessageFilter, MessageRow, MessagesRepository, NewM
 import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-members.service.js';
-import { loadReceipts, withReceipt } from './receipts.js';
+import { loadReceipts, sourceReceipt, withReceipt } from './receipts.js';
 import { toGroup } from './groups.service.js';
 import { toUser, type UsersService } from './users.service.js';
 
@@ -449,7 +449,7 @@ export class MessagesService {
       this.deps.users.getMany(ctx.appId, [...uids].filter((uid) => !userByUid.has(uid)), tx),
       this.deps.groups.getMany(ctx.appId, [...guids].filter((guid) => !groupByGuid.has(guid)), tx),
       fresh ? new Map() : this.deps.reactions.counts(ctx.appId, rows.map((row) => String(row.id)), ctx.onBehalfOf, tx),
-      fresh ? () => undefined : loadReceipts(this.deps.states, ctx.appId, rows, ctx.onBehalfOf, tx),
+      fresh ? sourceReceipt : loadReceipts(this.deps.states, ctx.appId, rows, ctx.onBehalfOf, tx),
     ]);
     for (const user of users) userByUid.set(user.uid, user);
     for (const group of groups) groupByGuid.set(group.guid, group);

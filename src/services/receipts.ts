@@ -40,13 +40,23 @@ export async function loadReceipts(
   return (row) => {
     const uid = readerOf(row, viewer);
     const state = uid === undefined ? undefined : byKey.get(`${uid}\u0000${row.conversation_id}`);
-    if (!state) return undefined;
+    const receipt: Receipt = sourceReceipt(row);
+    if (!state) return receipt;
     const id = BigInt(row.id);
-    const receipt: Receipt = {};
-    if (state.delivered_message_id !== null && state.delivered_at && BigInt(state.delivered_message_id) >= id) receipt.deliveredAt = toUnix(state.delivered_at);
-    if (state.read_message_id !== null && state.read_at && BigInt(state.read_message_id) >= id) receipt.readAt = toUnix(state.read_at);
+    if (receipt.deliveredAt === undefined && state.delivered_message_id !== null && state.delivered_at && BigInt(state.delivered_message_id) >= id) {
+      receipt.deliveredAt = toUnix(state.delivered_at);
+    }
+    if (receipt.readAt === undefined && state.read_message_id !== null && state.read_at && BigInt(state.read_message_id) >= id) receipt.readAt = toUnix(state.read_at);
     return receipt;
   };
+}
+
+/** An imported message's own receipts (its source system's deliveredAt/readAt), if any. */
+export function sourceReceipt(row: MessageRow): Receipt {
+  const receipt: Receipt = {};
+  if (row.delivered_at) receipt.deliveredAt = toUnix(row.delivered_at);
+  if (row.read_at) receipt.readAt = toUnix(row.read_at);
+  return receipt;
 }
 
 /** Adds a message's receipts to it. */

@@ -3,6 +3,7 @@ import { installAuth } from '../../plugins/auth.js';
 import type { TenancySettings } from '../../plugins/tenancy.js';
 import { importGroupsRoutes } from './groups.routes.js';
 import { importMembersRoutes } from './members.routes.js';
+import { importMessagesRoutes } from './messages.routes.js';
 import type { DataImportRouteOptions } from './route-options.js';
 import { importUsersRoutes } from './users.routes.js';
 
@@ -14,5 +15,5 @@ import { importUsersRoutes } from './users.routes.js';
 export const dataImportRoutes: FastifyPluginAsync<DataImportRouteOptions & { tenancy: TenancySettings }> = async (app, options) => {
   installAuth(app, { apps: options.services.apps, tenancy: options.tenancy });
   const routeOptions = { services: options.services, bodyLimit: options.bodyLimit, hidden: options.hidden };
-  for (const routes of [importUsersRoutes, importGroupsRoutes, importMembersRoutes]) await app.register(routes, routeOptions);
+  for (const routes of [importUsersRoutes, importGroupsRoutes, importMembersRoutes, importMessagesRoutes]) await app.register(routes, routeOptions);
 };

@@ -1,0 +1,27 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses } from '../../../schemas/common.schema.js';
+import { ImportMessagesBody, ImportMessagesResponse } from '../../../schemas/data-import.schema.js';
+import { routeOptions, type DataImportRouteOptions } from './route-options.js';
+
+export const importMessagesRoutes: FastifyPluginAsyncTypebox<DataImportRouteOptions> = async (app, options) => {
+  app.post(
+    '/messages',
+    {
+      ...routeOptions(options),
+      schema: {
+        operationId: 'import-messages',
+        tags: ['Data Import'],
+        summary: 'Import messages',
+        description:
+          'Imports messages with their sentAt (and deliveredAt, readAt), answering per record: the stored message, or an error such as ' +
+          'ERR_IMPORT_MUID_ALREADY_EXISTS (imported before) or ERR_UID_NOT_FOUND. A call\'s messages take their place in the history in ' +
+          'sentAt order; send each conversation\'s messages oldest first. senderUserDetails, receiverUserDetails, receiverGroupDetails ' +
+          '(with receiverGroupOwnerDetails) and mentionedUserDetails create missing users and groups first.',
+        hide: options.hidden,
+        body: ImportMessagesBody,
+        response: { 200: ImportMessagesResponse, ...errorResponses },
+      },
+    },
+    async (request) => ({ data: await options.services.dataImport.importMessages(request.ctx, request.body) }),
+  );
+};

@@ -1,0 +1,146 @@
+import { sql } from 'kysely';
+import type { ReceiverType } from '../db/schema.js';
+import type { Executor } from '../db/transaction.js';
+import type { MessageRow } from './messages.repository.js';
+
+/** An imported message, validated, ready to insert: its place in the history is its sentAt. */
+export interface ImportedMessageRow {
+  conversationId: string;
+  sender: string;
+  receiver: string;
+  receiverType: ReceiverType;
+  category: string;
+  type: string;
+  /** Already serialised JSON, so key order and bytes are kept. */
+  dataJson: string;
+  tags: string[];
+  mentionedUids: string[];
+  muid: string;
+  sentAt: Date;
+  deliveredAt: Date | null;
+  readAt: Date | null;
+}
+
+/**
+ * The set-based writes of the data import of messages: a chunk of messages in two statements,
+ * whatever its size, inside the caller's transaction.
+ */
+export class MessageImportsRepository {
+  constructor(private readonly db: Executor) {}
+
+  /** Which of these groups exist, locked against deletion until the transaction ends (in guid order). */
+  async lockExistingGroups(appId: string, guids: string[], tx: Executor = this.db): Promise<Set<string>> {
+    if (guids.length === 0) return new Set();
+    const rows = await tx
+      .selectFrom('groups')
+      .select('guid')
+      .where('app_id', '=', appId)
+      .where('guid', 'in', guids)
+      .orderBy('guid')
+      .forKeyShare()
+      .execute();
+    return new Set(rows.map((row) => row.guid));
+  }
+
+  /**
+   * Inserts the messages, given in history order (sentAt, then the order sent): their ids are
+   * drawn in that order. First the conversations are created or row-locked, in id order (so
+   * concurrent importers cannot deadlock, and a live send to one of them waits: ids of a
+   * conversation follow commit order, as in MessagesRepository.store). Then one statement
+   * inserts the messages (a sender's muid imported before is skipped: not returned), moves each
+   * conversation's last message, creates the sides of new 1:1 conversations, and moves the
+   * receipt watermarks of the readers (a 1:1 message's receiver; a group message's members)
+   * up to the newest message imported as delivered or read. Returns the inserted rows.
+   */
+  async insert(appId: string, messages: ImportedMessageRow[], tx: Executor): Promise<MessageRow[]> {
+    if (messages.length === 0) return [];
+    const conversations = new Map<string, { conversation_id: string; conversation_type: ReceiverType; first_at: Date; last_at: Date }>();
+    for (const message of messages) {
+      const known = conversations.get(message.conversationId);
+      if (!known) {
+        conversations.set(message.conversationId, {
+          conversation_id: message.conversationId,
+          conversation_type: message.receiverType,
+          first_at: message.sentAt,
+          last_at: message.sentAt,
+        });
+      } else if (message.sentAt > known.last_at) known.last_at = message.sentAt;
+    }
+    const ordered = [...conversations.values()].sort((a, b) => (a.conversation_id < b.conversation_id ? -1 : 1));
+    await sql`
+      insert into conversations as c (app_id, conversation_id, conversation_type, created_at, updated_at)
+      select ${appId}, r.conversation_id, r.conversation_type, r.first_at, r.last_at
+      from json_to_recordset(${JSON.stringify(ordered)}::json) as r(conversation_id text, conversation_type text, first_at timestamptz, last_at timestamptz)
+      order by r.conversation_id
+      on conflict (app_id, conversation_id) do update set updated_at = greatest(c.updated_at, excluded.updated_at)`.execute(tx);
+
+    // data is already JSON text: spliced in as is, keeping its key order and bytes.
+    const records = messages.map((message, n) => {
+      const fields = JSON.stringify({
+        n,
+        conversation_id: message.conversationId,
+        sender: message.sender,
+        receiver: message.receiver,
+        receiver_type: message.receiverType,
+        category: message.category,
+        type: message.type,
+        tags: message.tags,
+        mentioned_uids: message.mentionedUids,
+        muid: message.muid,
+        sent_at: message.sentAt,
+        delivered_at: message.deliveredAt,
+        read_at: message.readAt,
+      });
+      return `${fields.slice(0, -1)},"data":${message.dataJson}}`;
+    });
+    const inserted = await sql<MessageRow>`
+      with r as (
+        select * from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
+          n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
+          tags text[], mentioned_uids text[], muid text, sent_at timestamptz, delivered_at timestamptz, read_at timestamptz)
+      ), ins as (
+        insert into messages (app_id, conversation_id, sender, receiver, receiver_type, category, type, data, tags, mentioned_uids,
+                              muid, sent_at, delivered_at, read_at)
+        select ${appId}, r.conversation_id, r.sender, r.receiver, r.receiver_type, r.category, r.type, r.data, r.tags, r.mentioned_uids,
+               r.muid, r.sent_at, r.delivered_at, r.read_at
+        from r order by r.n
+        on conflict (app_id, sender, muid) where muid is not null do nothing
+        returning *
+      ), last as (
+        update conversations c set last_message_id = greatest(c.last_message_id, m.id)
+        from (select conversation_id, max(id) as id from ins group by conversation_id) m
+        where c.app_id = ${appId} and c.conversation_id = m.conversation_id
+      ), sides as (
+        insert into user_conversations (app_id, uid, conversation_id, conversation_with)
+        select distinct ${appId}, side.uid, ins.conversation_id, side.other
+        from ins, lateral (values (ins.sender, ins.receiver), (ins.receiver, ins.sender)) as side (uid, other)
+        where ins.receiver_type = 'user'
+        on conflict do nothing
+      ), received as (
+        -- Per conversation: the newest message delivered and the newest read, with their times.
+        select ins.receiver_type, ins.receiver, ins.conversation_id,
+               max(ins.id) filter (where ins.delivered_at is not null) as delivered_id, max(ins.delivered_at) as delivered_at,
+               max(ins.id) filter (where ins.read_at is not null) as read_id, max(ins.read_at) as read_at
+        from ins where ins.delivered_at is not null
+        group by ins.receiver_type, ins.receiver, ins.conversation_id
+      ), readers as (
+        select received.receiver as uid, received.* from received where received.receiver_type = 'user'
+        union all
+        select m.uid, received.* from received
+        join group_members m on m.app_id = ${appId} and m.guid = received.receiver
+        where received.receiver_type = 'group'
+      ), marks as (
+        insert into conversation_states as s (app_id, uid, conversation_id, delivered_message_id, delivered_at, read_message_id, read_at)
+        select ${appId}, readers.uid, readers.conversation_id, readers.delivered_id, readers.delivered_at, readers.read_id, readers.read_at
+        from readers
+        on conflict (app_id, uid, conversation_id) do update set
+          delivered_message_id = greatest(s.delivered_message_id, excluded.delivered_message_id),
+          delivered_at = case when excluded.delivered_message_id > coalesce(s.delivered_message_id, 0) then excluded.delivered_at else s.delivered_at end,
+          read_message_id = greatest(s.read_message_id, excluded.read_message_id),
+          read_at = case when excluded.read_message_id > coalesce(s.read_message_id, 0) then excluded.read_at else s.read_at end,
+          updated_at = now()
+      )
+      select * from ins`.execute(tx);
+    return inserted.rows;
+  }
+}
