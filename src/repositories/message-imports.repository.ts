@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import type { GroupRow } from './groups.repository.js';
 import type { MessageRow } from './messages.repository.js';
 
 /** An imported message, validated, ready to insert: its place in the history is its sentAt. */
@@ -28,18 +29,10 @@ export interface ImportedMessageRow {
 export class MessageImportsRepository {
   constructor(private readonly db: Executor) {}
 
-  /** Which of these groups exist, locked against deletion until the transaction ends (in guid order). */
-  async lockExistingGroups(appId: string, guids: string[], tx: Executor = this.db): Promise<Set<string>> {
-    if (guids.length === 0) return new Set();
-    const rows = await tx
-      .selectFrom('groups')
-      .select('guid')
-      .where('app_id', '=', appId)
-      .where('guid', 'in', guids)
-      .orderBy('guid')
-      .forKeyShare()
-      .execute();
-    return new Set(rows.map((row) => row.guid));
+  /** The groups of these guids that exist, locked against deletion until the transaction ends (in guid order). */
+  async lockExistingGroups(appId: string, guids: string[], tx: Executor = this.db): Promise<GroupRow[]> {
+    if (guids.length === 0) return [];
+    return tx.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', 'in', guids).orderBy('guid').forKeyShare().execute();
   }
 
   /**
@@ -48,9 +41,10 @@ export class MessageImportsRepository {
    * concurrent importers cannot deadlock, and a live send to one of them waits: ids of a
    * conversation follow commit order, as in MessagesRepository.store). Then one statement
    * inserts the messages (a sender's muid imported before is skipped: not returned), moves each
-   * conversation's last message, creates the sides of new 1:1 conversations, and moves the
-   * receipt watermarks of the readers (a 1:1 message's receiver; a group message's members)
-   * up to the newest message imported as delivered or read. Returns the inserted rows.
+   * conversation's last message, creates the sides of the 1:1 conversations it created, and
+   * moves the receipt watermarks of the readers (a 1:1 message's receiver; a group message's
+   * members) up to the newest message imported as delivered or read. Returns the inserted rows,
+   * made from the input and the ids the database returns (only those travel back).
    */
   async insert(appId: string, messages: ImportedMessageRow[], tx: Executor): Promise<MessageRow[]> {
     if (messages.length === 0) return [];
@@ -67,12 +61,14 @@ export class MessageImportsRepository {
       } else if (message.sentAt > known.last_at) known.last_at = message.sentAt;
     }
     const ordered = [...conversations.values()].sort((a, b) => (a.conversation_id < b.conversation_id ? -1 : 1));
-    await sql`
+    const upserted = await sql<{ conversation_id: string; created: boolean }>`
       insert into conversations as c (app_id, conversation_id, conversation_type, created_at, updated_at)
       select ${appId}, r.conversation_id, r.conversation_type, r.first_at, r.last_at
       from json_to_recordset(${JSON.stringify(ordered)}::json) as r(conversation_id text, conversation_type text, first_at timestamptz, last_at timestamptz)
       order by r.conversation_id
-      on conflict (app_id, conversation_id) do update set updated_at = greatest(c.updated_at, excluded.updated_at)`.execute(tx);
+      on conflict (app_id, conversation_id) do update set updated_at = greatest(c.updated_at, excluded.updated_at)
+      returning c.conversation_id, (xmax = 0) as created`.execute(tx);
+    const created = upserted.rows.filter((row) => row.created).map((row) => row.conversation_id);
 
     // data is already JSON text: spliced in as is, keeping its key order and bytes.
     const records = messages.map((message, n) => {
@@ -93,7 +89,7 @@ export class MessageImportsRepository {
       });
       return `${fields.slice(0, -1)},"data":${message.dataJson}}`;
     });
-    const inserted = await sql<MessageRow>`
+    const inserted = await sql<{ id: string; n: number }>`
       with r as (
         select * from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
           n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
@@ -105,7 +101,7 @@ export class MessageImportsRepository {
                r.muid, r.sent_at, r.delivered_at, r.read_at
         from r order by r.n
         on conflict (app_id, sender, muid) where muid is not null do nothing
-        returning *
+        returning id, conversation_id, sender, receiver, receiver_type, muid, delivered_at, read_at
       ), last as (
         update conversations c set last_message_id = greatest(c.last_message_id, m.id)
         from (select conversation_id, max(id) as id from ins group by conversation_id) m
@@ -114,7 +110,7 @@ export class MessageImportsRepository {
         insert into user_conversations (app_id, uid, conversation_id, conversation_with)
         select distinct ${appId}, side.uid, ins.conversation_id, side.other
         from ins, lateral (values (ins.sender, ins.receiver), (ins.receiver, ins.sender)) as side (uid, other)
-        where ins.receiver_type = 'user'
+        where ins.receiver_type = 'user' and ins.conversation_id = any(${created}::text[])
         on conflict do nothing
       ), received as (
         -- Per conversation: the newest message delivered and the newest read, with their times.
@@ -140,7 +136,33 @@ export class MessageImportsRepository {
           read_at = case when excluded.read_message_id > coalesce(s.read_message_id, 0) then excluded.read_at else s.read_at end,
           updated_at = now()
       )
-      select * from ins`.execute(tx);
-    return inserted.rows;
+      select ins.id, r.n from ins join r on r.sender = ins.sender and r.muid = ins.muid`.execute(tx);
+    return inserted.rows.map(({ id, n }) => {
+      const message = messages[n]!;
+      return {
+        app_id: appId,
+        id: String(id),
+        conversation_id: message.conversationId,
+        sender: message.sender,
+        receiver: message.receiver,
+        receiver_type: message.receiverType,
+        category: message.category,
+        type: message.type,
+        data: JSON.parse(message.dataJson) as unknown,
+        tags: message.tags,
+        mentioned_uids: message.mentionedUids,
+        muid: message.muid,
+        parent_id: null,
+        reply_count: 0,
+        sent_at: message.sentAt,
+        updated_at: null,
+        edited_at: null,
+        edited_by: null,
+        deleted_at: null,
+        deleted_by: null,
+        delivered_at: message.deliveredAt,
+        read_at: message.readAt,
+      };
+    });
   }
 }

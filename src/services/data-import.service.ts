@@ -16,7 +16,7 @@ import type { GroupRow, GroupsRepository, NewGroup } from '../repositories/group
 import type { ImportedMessageRow, MessageImportsRepository } from '../repositories/message-imports.repository.js';
 import { DEFAULT_ROLE, type RolesRepository } from '../repositories/roles.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
-import type { NewUser, UsersRepository } from '../repositories/users.repository.js';
+import type { NewUser, UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { ImportGroupDetails, ImportGroupRecord, ImportMemberRecord, ImportMessageRecord, ImportUserRecord } from '../schemas/data-import.schema.js';
 import { compileBodyValidator } from '../schemas/validator.js';
 import { toGroup, type Group } from './groups.service.js';
@@ -67,6 +67,19 @@ const validateUser = compileBodyValidator(ImportUserRecord);
 const validateGroup = compileBodyValidator(ImportGroupRecord);
 const validateMember = compileBodyValidator(ImportMemberRecord);
 const validateMessage = compileBodyValidator(ImportMessageRecord);
+
+/** A validated message record, with the users and group its *Details create. */
+interface MessageCandidate {
+  key: string;
+  row: ImportedMessageRow;
+  /** Mentioned uids, kept if they name active users when stored. */
+  mentioned: string[];
+  users: NewUser[];
+  group: PreparedGroup | undefined;
+}
+
+/** PostgreSQL's foreign_key_violation. */
+const FOREIGN_KEY_VIOLATION = '23503';
 
 /** A group ready to insert, but for its password hash (made only for groups that will be inserted). */
 interface PreparedGroup {
@@ -277,18 +290,10 @@ export class DataImportService {
   async importMessages(ctx: RequestContext, body: unknown): Promise<Record<string, RecordResult<Message>>> {
     const entries = this.records(body, MESSAGES);
     const results = new Map<string, RecordResult<Message>>();
-    interface Candidate {
-      key: string;
-      row: ImportedMessageRow;
-      /** Mentioned uids, kept if they name active users when stored. */
-      mentioned: string[];
-      users: NewUser[];
-      group: PreparedGroup | undefined;
-    }
-    let candidates: Candidate[] = [];
+    let candidates: MessageCandidate[] = [];
     const now = Date.now();
     for (const [key, raw] of entries) {
-      const outcome = attempt((): Candidate => {
+      const outcome = attempt((): MessageCandidate => {
         check(validateMessage, raw);
         const record = raw as ImportMessage;
         const {
@@ -379,37 +384,12 @@ export class DataImportService {
     // History order: by sentAt, then as sent (a stable sort keeps the body's order).
     const ordered = [...candidates].sort((a, b) => a.row.sentAt.getTime() - b.row.sentAt.getTime());
     const stored: Array<{ key: string; row: MessageRow }> = [];
+    const known = { users: new Map<string, UserRow>(), groups: new Map<string, GroupRow>() };
     for (const chunk of chunks(ordered, MESSAGE_CHUNK)) {
-      const answers = await withTransaction(
-        this.deps.db,
-        'import_messages',
-        async (tx) => {
-          const refused = new Map<string, AppError>();
-          const userIds = distinct(chunk.flatMap((c) => (c.row.receiverType === 'user' ? [c.row.sender, c.row.receiver] : [c.row.sender])));
-          const users = await this.deps.users.lockExisting(ctx.appId, userIds, tx);
-          const groups = await this.deps.messageImports.lockExistingGroups(ctx.appId, distinct(chunk.flatMap((c) => (c.row.receiverType === 'group' ? [c.row.receiver] : []))), tx);
-          const mentionable = new Set(
-            (await this.deps.users.getMany(ctx.appId, distinct(chunk.flatMap((c) => c.mentioned)), tx))
-              .filter((user) => user.deactivated_at === null)
-              .map((user) => user.uid),
-          );
-          const insertable = chunk.filter((c) => {
-            const { sender, receiver, receiverType } = c.row;
-            if (!users.has(sender)) refused.set(c.key, new AppError('ERR_UID_NOT_FOUND', { params: { uid: sender } }));
-            else if (receiverType === 'user' && !users.has(receiver)) refused.set(c.key, new AppError('ERR_UID_NOT_FOUND', { params: { uid: receiver } }));
-            else if (receiverType === 'group' && !groups.has(receiver)) refused.set(c.key, new AppError('ERR_GUID_NOT_FOUND', { params: { guid: receiver } }));
-            else {
-              c.row.mentionedUids = c.mentioned.filter((uid) => mentionable.has(uid));
-              return true;
-            }
-            return false;
-          });
-          const rows = await this.deps.messageImports.insert(ctx.appId, insertable.map((c) => c.row), tx);
-          return { refused, insertable, rows };
-        },
-        ctx.log,
-      );
+      const answers = await this.storeMessages(ctx, chunk);
       this.deps.noteBulkWrite(answers.rows.length);
+      for (const user of answers.users) known.users.set(user.uid, user);
+      for (const group of answers.groups) known.groups.set(group.guid, group);
       for (const [key, error] of answers.refused) results.set(key, failure(error));
       const bySenderMuid = new Map(answers.rows.map((row) => [`${row.sender}\u0000${row.muid}`, row]));
       for (const c of answers.insertable) {
@@ -418,9 +398,56 @@ export class DataImportService {
         else results.set(c.key, failure(new AppError('ERR_IMPORT_MUID_ALREADY_EXISTS', { params: { muid: c.row.muid, sender: c.row.sender } })));
       }
     }
-    const rendered = await this.deps.messagesService.render(ctx, stored.map((s) => s.row), { withTags: true, justStored: true });
+    const rendered = await this.deps.messagesService.render(ctx, stored.map((s) => s.row), {
+      withTags: true,
+      justStored: true,
+      known: { users: [...known.users.values()], groups: [...known.groups.values()] },
+    });
     stored.forEach(({ key }, n) => results.set(key, { success: true, data: rendered[n]! }));
     return inOrder(entries, results);
+  }
+
+  /**
+   * One chunk of import-messages in one transaction: the records whose sender and receiver
+   * exist are stored. Users are read without a lock (a key-share lock on thousands of rows costs
+   * more than the rest); a user deleted meanwhile makes the insert violate a foreign key, and
+   * the chunk is tried again, which then refuses that user's records.
+   */
+  private async storeMessages(ctx: RequestContext, chunk: MessageCandidate[]) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await withTransaction(
+          this.deps.db,
+          'import_messages',
+          async (tx) => {
+            const refused = new Map<string, AppError>();
+            const uids = distinct(chunk.flatMap((c) => [c.row.sender, ...(c.row.receiverType === 'user' ? [c.row.receiver] : []), ...c.mentioned]));
+            const users = await this.deps.users.getMany(ctx.appId, uids, tx);
+            const userByUid = new Map(users.map((user) => [user.uid, user]));
+            const groupIds = distinct(chunk.flatMap((c) => (c.row.receiverType === 'group' ? [c.row.receiver] : [])));
+            const groups = await this.deps.messageImports.lockExistingGroups(ctx.appId, groupIds, tx);
+            const guids = new Set(groups.map((group) => group.guid));
+            const insertable = chunk.filter((c) => {
+              const { sender, receiver, receiverType } = c.row;
+              if (!userByUid.has(sender)) refused.set(c.key, new AppError('ERR_UID_NOT_FOUND', { params: { uid: sender } }));
+              else if (receiverType === 'user' && !userByUid.has(receiver)) refused.set(c.key, new AppError('ERR_UID_NOT_FOUND', { params: { uid: receiver } }));
+              else if (receiverType === 'group' && !guids.has(receiver)) refused.set(c.key, new AppError('ERR_GUID_NOT_FOUND', { params: { guid: receiver } }));
+              else {
+                // Mentions are kept for active users, as on send-message.
+                c.row.mentionedUids = c.mentioned.filter((uid) => userByUid.get(uid)?.deactivated_at === null);
+                return true;
+              }
+              return false;
+            });
+            const rows = await this.deps.messageImports.insert(ctx.appId, insertable.map((c) => c.row), tx);
+            return { refused, insertable, rows, users, groups };
+          },
+          ctx.log,
+        );
+      } catch (error) {
+        if ((error as { code?: string }).code !== FOREIGN_KEY_VIOLATION || attempt >= 3) throw error;
+      }
+    }
   }
 
   /**
