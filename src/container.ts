@@ -10,7 +10,7 @@ import { CredentialCache } from './repositories/credential-cache.js';
 import { FriendsRepository } from './repositories/friends.repository.js';
 import { GroupMembersRepository } from './repositories/group-members.repository.js';
 import { GroupsRepository } from './repositories/groups.repository.js';
-import { MessageImportsRepository } from './repositories/message-imports.repository.js';
+import { MessageBatchesRepository } from './repositories/message-batches.repository.js';
 import { MessagesRepository } from './repositories/messages.repository.js';
 import { ReactionsRepository } from './repositories/reactions.repository.js';
 import { PermissionsRepository } from './repositories/permissions.repository.js';
@@ -42,6 +42,7 @@ export function createServices(
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
+  const messagesRepository = new MessagesRepository(db);
   const repositories = {
     apps: new AppsRepository(db, credentials),
     apiKeys: new ApiKeysRepository(db, credentials),
@@ -53,8 +54,9 @@ export function createServices(
     permissions: new PermissionsRepository(db),
     friends: new FriendsRepository(db),
     blockedUsers: new BlockedUsersRepository(db),
-    messages: new MessagesRepository(db),
-    messageImports: new MessageImportsRepository(db),
+    messages: messagesRepository,
+    // Coalesced sends, and a batch that fails retried one message at a time.
+    messageBatches: new MessageBatchesRepository(db, async (appId, message) => (await messagesRepository.store(appId, message)).row),
     conversations: new ConversationsRepository(db),
     conversationStates: new ConversationStatesRepository(db),
     reactions: new ReactionsRepository(db),
@@ -72,6 +74,7 @@ export function createServices(
   const messages = new MessagesService({
     db,
     messages: repositories.messages,
+    batches: repositories.messageBatches,
     users: repositories.users,
     groups: repositories.groups,
     members: repositories.groupMembers,
@@ -118,7 +121,7 @@ export function createServices(
     groups: repositories.groups,
     members: repositories.groupMembers,
     roles: repositories.roles,
-    messageImports: repositories.messageImports,
+    messageBatches: repositories.messageBatches,
     messagesService: messages,
     noteBulkWrite: (rows) => database.noteBulkWrite(rows),
     maxRecords: options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS,

@@ -13,7 +13,7 @@ import { hashPassword } from '../domain/passwords.js';
 import { toUnix } from '../domain/time.js';
 import { pairKey, type GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository, NewGroup } from '../repositories/groups.repository.js';
-import type { ImportedMessageRow, MessageImportsRepository } from '../repositories/message-imports.repository.js';
+import type { BulkMessage, MessageBatchesRepository } from '../repositories/message-batches.repository.js';
 import { DEFAULT_ROLE, type RolesRepository } from '../repositories/roles.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
 import type { NewUser, UserRow, UsersRepository } from '../repositories/users.repository.js';
@@ -71,7 +71,7 @@ const validateMessage = compileBodyValidator(ImportMessageRecord);
 /** A validated message record, with the users and group its *Details create. */
 interface MessageCandidate {
   key: string;
-  row: ImportedMessageRow;
+  row: BulkMessage & { sentAt: Date; muid: string };
   /** Mentioned uids, kept if they name active users when stored. */
   mentioned: string[];
   users: NewUser[];
@@ -101,7 +101,7 @@ export class DataImportService {
       groups: GroupsRepository;
       members: GroupMembersRepository;
       roles: RolesRepository;
-      messageImports: MessageImportsRepository;
+      messageBatches: MessageBatchesRepository;
       /** Renders the imported messages as every other message. */
       messagesService: MessagesService;
       /** Told how many rows a bulk write stored (the embedded engine vacuums after many). */
@@ -346,7 +346,7 @@ export class DataImportService {
         }
         for (const [uid, user] of Object.entries(mentionedUserDetails ?? {})) details(user, `mentionedUserDetails.${uid}`, normalizeId(uid));
 
-        const row: ImportedMessageRow = {
+        const row: MessageCandidate['row'] = {
           conversationId: receiverType === 'user' ? userConversationId(sender, receiver) : groupConversationId(receiver),
           sender,
           receiver,
@@ -425,7 +425,7 @@ export class DataImportService {
             const users = await this.deps.users.getMany(ctx.appId, uids, tx);
             const userByUid = new Map(users.map((user) => [user.uid, user]));
             const groupIds = distinct(chunk.flatMap((c) => (c.row.receiverType === 'group' ? [c.row.receiver] : [])));
-            const groups = await this.deps.messageImports.lockExistingGroups(ctx.appId, groupIds, tx);
+            const groups = await this.deps.messageBatches.lockExistingGroups(ctx.appId, groupIds, tx);
             const guids = new Set(groups.map((group) => group.guid));
             const insertable = chunk.filter((c) => {
               const { sender, receiver, receiverType } = c.row;
@@ -439,7 +439,7 @@ export class DataImportService {
               }
               return false;
             });
-            const rows = await this.deps.messageImports.insert(ctx.appId, insertable.map((c) => c.row), tx);
+            const rows = await this.deps.messageBatches.insertMany(ctx.appId, insertable.map((c) => c.row), tx);
             return { refused, insertable, rows, users, groups };
           },
           ctx.log,

@@ -11,6 +11,7 @@ import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { ConversationStatesRepository } from '../repositories/conversation-states.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
+import type { MessageBatchesRepository } from '../repositories/message-batches.repository.js';
 import type { MessageCursor, MessageFilter, MessageRow, MessagesRepository, NewMessage, SendFacts } from '../repositories/messages.repository.js';
 import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
@@ -137,6 +138,7 @@ export class MessagesService {
       members: GroupMembersRepository;
       reactions: ReactionsRepository;
       states: ConversationStatesRepository;
+      batches: MessageBatchesRepository;
       usersService: UsersService;
     },
   ) {}
@@ -246,9 +248,11 @@ export class MessagesService {
    * Stores a message in its conversation (see MessagesRepository.store), alone or inside the
    * caller's transaction. Every message enters a conversation here: sends, replies and action
    * messages. A reply whose parent is gone answers ERR_MESSAGE_ID_NOT_FOUND (the caller's
-   * transaction then takes the reply back); a muid used before raises UniqueViolation.
+   * transaction then takes the reply back); a muid used before raises UniqueViolation. A send
+   * outside a transaction commits together with the sends of the same moment (group commit).
    */
   async storeInConversation(appId: string, message: NewMessage, tx: Executor): Promise<MessageRow> {
+    if (tx === this.deps.db && message.parentId === undefined) return this.deps.batches.store(appId, message);
     const { row, parentFound } = await this.deps.messages.store(appId, message, tx);
     if (message.parentId !== undefined && !parentFound) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: message.parentId } });
     return row;

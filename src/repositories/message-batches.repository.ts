@@ -1,11 +1,13 @@
-import { sql } from 'kysely';
-import type { ReceiverType } from '../db/schema.js';
+import { sql, type Kysely } from 'kysely';
+import { Batcher } from '../db/batcher.js';
+import { UniqueViolation } from '../db/driver-errors.js';
+import type { DB, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { GroupRow } from './groups.repository.js';
-import type { MessageRow } from './messages.repository.js';
+import type { MessageRow, NewMessage } from './messages.repository.js';
 
-/** An imported message, validated, ready to insert: its place in the history is its sentAt. */
-export interface ImportedMessageRow {
+/** A message to insert in bulk: imported (with its sentAt and receipts) or sent now. */
+export interface BulkMessage {
   conversationId: string;
   sender: string;
   receiver: string;
@@ -16,18 +18,62 @@ export interface ImportedMessageRow {
   dataJson: string;
   tags: string[];
   mentionedUids: string[];
-  muid: string;
-  sentAt: Date;
+  muid: string | null;
+  /** Its place in the history; null: now (the time it is stored, as a send). */
+  sentAt: Date | null;
   deliveredAt: Date | null;
   readAt: Date | null;
 }
 
 /**
- * The set-based writes of the data import of messages: a chunk of messages in two statements,
- * whatever its size, inside the caller's transaction.
+ * Messages written many at a time, in two statements whatever their number: a chunk of the
+ * data import, and concurrent sends coalesced into one transaction (the application's group
+ * commit, as for create-user: see Batcher).
  */
-export class MessageImportsRepository {
-  constructor(private readonly db: Executor) {}
+export class MessageBatchesRepository {
+  constructor(
+    private readonly db: Kysely<DB>,
+    /** Stores one message on its own (MessagesRepository.store): a batch that fails is retried this way, item by item. */
+    private readonly storeOne: (appId: string, message: NewMessage) => Promise<MessageRow>,
+  ) {}
+
+  /**
+   * Stores a sent message (not a thread reply), coalesced with the sends of the same moment:
+   * it commits with them, in one transaction per app. A muid the sender used before (or twice
+   * in the batch) rejects with UniqueViolation, as MessagesRepository.store does.
+   */
+  async store(appId: string, message: NewMessage): Promise<MessageRow> {
+    return this.sendBatcher.submit({ appId, message });
+  }
+
+  private readonly sendBatcher = new Batcher<{ appId: string; message: NewMessage }, MessageRow>(
+    async (items) => {
+      const results: Array<MessageRow | Error> = new Array(items.length);
+      const byApp = new Map<string, number[]>();
+      items.forEach((item, index) => byApp.set(item.appId, [...(byApp.get(item.appId) ?? []), index]));
+      for (const [appId, indexes] of byApp) {
+        const messages = indexes.map((index): BulkMessage => ({ ...items[index]!.message, sentAt: null, deliveredAt: null, readAt: null }));
+        try {
+          const rows = await this.db.transaction().execute((tx) => this.insert(appId, messages, tx));
+          const byN = new Map(rows.map((row, k) => [row.n, rows[k]!.row]));
+          indexes.forEach((index, n) => (results[index] = byN.get(n) ?? new UniqueViolation('messages_app_sender_muid', undefined)));
+        } catch {
+          // One bad message (e.g. its receiver deleted meanwhile) must not fail the others.
+          await Promise.all(
+            indexes.map(async (index) => {
+              try {
+                results[index] = await this.storeOne(appId, items[index]!.message);
+              } catch (error) {
+                results[index] = error instanceof Error ? error : new Error(String(error));
+              }
+            }),
+          );
+        }
+      }
+      return results;
+    },
+    { maxBatch: 500, maxInFlight: 4 },
+  );
 
   /** The groups of these guids that exist, locked against deletion until the transaction ends (in guid order). */
   async lockExistingGroups(appId: string, guids: string[], tx: Executor = this.db): Promise<GroupRow[]> {
@@ -46,9 +92,15 @@ export class MessageImportsRepository {
    * members) up to the newest message imported as delivered or read. Returns the inserted rows,
    * made from the input and the ids the database returns (only those travel back).
    */
-  async insert(appId: string, messages: ImportedMessageRow[], tx: Executor): Promise<MessageRow[]> {
+  async insertMany(appId: string, messages: BulkMessage[], tx: Executor): Promise<MessageRow[]> {
+    return (await this.insert(appId, messages, tx)).map((inserted) => inserted.row);
+  }
+
+  /** insertMany, each row with its index in `messages`. */
+  private async insert(appId: string, messages: BulkMessage[], tx: Executor): Promise<Array<{ n: number; row: MessageRow }>> {
     if (messages.length === 0) return [];
-    const conversations = new Map<string, { conversation_id: string; conversation_type: ReceiverType; first_at: Date; last_at: Date }>();
+    // A conversation's times: of its first and last imported message, or now (null) for sends.
+    const conversations = new Map<string, { conversation_id: string; conversation_type: ReceiverType; first_at: Date | null; last_at: Date | null }>();
     for (const message of messages) {
       const known = conversations.get(message.conversationId);
       if (!known) {
@@ -58,12 +110,12 @@ export class MessageImportsRepository {
           first_at: message.sentAt,
           last_at: message.sentAt,
         });
-      } else if (message.sentAt > known.last_at) known.last_at = message.sentAt;
+      } else if (message.sentAt && known.last_at && message.sentAt > known.last_at) known.last_at = message.sentAt;
     }
     const ordered = [...conversations.values()].sort((a, b) => (a.conversation_id < b.conversation_id ? -1 : 1));
     const upserted = await sql<{ conversation_id: string; created: boolean }>`
       insert into conversations as c (app_id, conversation_id, conversation_type, created_at, updated_at)
-      select ${appId}, r.conversation_id, r.conversation_type, r.first_at, r.last_at
+      select ${appId}, r.conversation_id, r.conversation_type, coalesce(r.first_at, clock_timestamp()), coalesce(r.last_at, clock_timestamp())
       from json_to_recordset(${JSON.stringify(ordered)}::json) as r(conversation_id text, conversation_type text, first_at timestamptz, last_at timestamptz)
       order by r.conversation_id
       on conflict (app_id, conversation_id) do update set updated_at = greatest(c.updated_at, excluded.updated_at)
@@ -89,7 +141,7 @@ export class MessageImportsRepository {
       });
       return `${fields.slice(0, -1)},"data":${message.dataJson}}`;
     });
-    const inserted = await sql<{ id: string; n: number }>`
+    const inserted = await sql<{ id: string; sender: string; muid: string | null; sent_at: Date }>`
       with r as (
         select * from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
           n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
@@ -98,14 +150,20 @@ export class MessageImportsRepository {
         insert into messages (app_id, conversation_id, sender, receiver, receiver_type, category, type, data, tags, mentioned_uids,
                               muid, sent_at, delivered_at, read_at)
         select ${appId}, r.conversation_id, r.sender, r.receiver, r.receiver_type, r.category, r.type, r.data, r.tags, r.mentioned_uids,
-               r.muid, r.sent_at, r.delivered_at, r.read_at
+               r.muid, coalesce(r.sent_at, clock_timestamp()), r.delivered_at, r.read_at
         from r order by r.n
         on conflict (app_id, sender, muid) where muid is not null do nothing
-        returning id, conversation_id, sender, receiver, receiver_type, muid, delivered_at, read_at
+        returning id, conversation_id, sender, receiver, receiver_type, muid, sent_at, delivered_at, read_at
       ), last as (
-        update conversations c set last_message_id = greatest(c.last_message_id, m.id)
-        from (select conversation_id, max(id) as id from ins group by conversation_id) m
+        -- A send moves the conversation's time to its own (an import's was set above).
+        update conversations c set last_message_id = greatest(c.last_message_id, m.id), updated_at = greatest(c.updated_at, m.sent_at)
+        from (select conversation_id, max(id) as id, max(sent_at) as sent_at from ins group by conversation_id) m
         where c.app_id = ${appId} and c.conversation_id = m.conversation_id
+      ), emptied as (
+        -- A conversation created here whose every message was a repeated muid is taken back.
+        delete from conversations c
+        where c.app_id = ${appId} and c.conversation_id = any(${created}::text[])
+          and not exists (select 1 from ins where ins.conversation_id = c.conversation_id)
       ), sides as (
         insert into user_conversations (app_id, uid, conversation_id, conversation_with)
         select distinct ${appId}, side.uid, ins.conversation_id, side.other
@@ -136,10 +194,24 @@ export class MessageImportsRepository {
           read_at = case when excluded.read_message_id > coalesce(s.read_message_id, 0) then excluded.read_at else s.read_at end,
           updated_at = now()
       )
-      select ins.id, r.n from ins join r on r.sender = ins.sender and r.muid = ins.muid`.execute(tx);
-    return inserted.rows.map(({ id, n }) => {
+      select ins.id, ins.sender, ins.muid, ins.sent_at from ins`.execute(tx);
+    // Each row back to its message: by sender and muid; messages without a muid (which never
+    // conflict) took their ids in the order given.
+    const byMuid = new Map<string, (typeof inserted.rows)[number]>();
+    const withoutMuid: Array<(typeof inserted.rows)[number]> = [];
+    for (const row of inserted.rows) {
+      if (row.muid === null) withoutMuid.push(row);
+      else byMuid.set(`${row.sender}\u0000${row.muid}`, row);
+    }
+    withoutMuid.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    let next = 0;
+    const found = messages.flatMap((message, n) => {
+      const row = message.muid === null ? withoutMuid[next++] : byMuid.get(`${message.sender}\u0000${message.muid}`);
+      return row ? [{ n, id: row.id, sent_at: row.sent_at }] : [];
+    });
+    return found.map(({ id, n, sent_at }) => {
       const message = messages[n]!;
-      return {
+      const row: MessageRow = {
         app_id: appId,
         id: String(id),
         conversation_id: message.conversationId,
@@ -154,7 +226,7 @@ export class MessageImportsRepository {
         muid: message.muid,
         parent_id: null,
         reply_count: 0,
-        sent_at: message.sentAt,
+        sent_at: sent_at instanceof Date ? sent_at : new Date(sent_at),
         updated_at: null,
         edited_at: null,
         edited_by: null,
@@ -163,6 +235,7 @@ export class MessageImportsRepository {
         delivered_at: message.deliveredAt,
         read_at: message.readAt,
       };
+      return { n, row };
     });
   }
 }
