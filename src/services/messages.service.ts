@@ -164,7 +164,7 @@ export class MessagesService {
     if (thread || input.multipleReceivers) await this.deps.usersService.requireActor(ctx);
     if (!input.multipleReceivers) {
       const target = thread ? await thread() : targets[0]!;
-      const facts = await this.deps.messages.sendFacts(ctx.appId, sender, target.receiverType, target.receiver);
+      const facts = await this.deps.batches.sendFacts(ctx.appId, sender, target.receiverType, target.receiver);
       if (!facts.sender || facts.sender.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid: sender } });
       // A retried send answers its first message, whatever changed since.
       if (prepared.muid !== null) {
@@ -177,7 +177,7 @@ export class MessagesService {
     for (const target of targets) {
       const bucket = target.receiverType === 'user' ? result.uids : result.guids;
       try {
-        const facts = await this.deps.messages.sendFacts(ctx.appId, sender, target.receiverType, target.receiver);
+        const facts = await this.deps.batches.sendFacts(ctx.appId, sender, target.receiverType, target.receiver);
         bucket[target.receiver] = { success: true, data: await this.sendOne(ctx, sender, target, prepared, facts) };
       } catch (error) {
         if (!(error instanceof AppError) || error.status >= 500) throw error;
