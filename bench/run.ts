@@ -2,7 +2,7 @@
 // in the same run (these machines are shared and noisy, so only same-run ratios compare).
 //
 //   npm run bench [-- --engine pglite|postgres|all] [--duration 8] [--only NAME]
-//                    [--users 100000] [--history 1000,1000000]
+//                    [--users 100000] [--history 1000,1000000] [--import-messages 1000000]
 //
 // Baselines: no-database Fastify routes (for reads: a user, and a 50-message history page), and
 // raw single-row INSERTs over the pg driver at the same concurrency (for writes). Every server runs in its own process; autocannon
@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { describe as describeImport, importThroughput, type ImportBenchResult } from './import.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { startServerProcess } from './lib/processes.js';
 
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     users: { type: 'string', default: '100000' },
     history: { type: 'string', default: '1000,1000000' },
+    'import-messages': { type: 'string', default: '1000000' },
   },
 });
 const duration = Number(values.duration);
@@ -113,6 +115,8 @@ const fastifyHistory = new Map<number, LoadResult>();
 
 // --- Parley -------------------------------------------------------------------------------
 async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: string) {
+  const scenarios = ['get user', 'list users', 'list members', 'history page', 'add 25 members', 'send message', 'create user'];
+  if (!scenarios.some(wanted)) return;
   const inserts = new Map<number, number>();
   if (databaseUrl && (wanted('create user') || wanted('add 25 members') || wanted('send message'))) {
     for (const connections of CONCURRENCIES) {
@@ -257,21 +261,34 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
 }
 
 const engines = values.engine === 'all' ? ['postgres', 'pglite'] : [values.engine!];
+const imports: ImportBenchResult[] = [];
 for (const engine of engines) {
+  // Import throughput (bench/import.ts): N messages in batches of 5,000, against COPY.
+  const importOptions = { messages: Number(values['import-messages']), batch: 5_000, concurrency: 4 };
   if (engine === 'postgres') {
     if (!(await postgresReachable())) {
       console.log(`postgres: not reachable at ${ADMIN_URL}; skipped`);
       continue;
     }
     await withPostgresDatabase((url) => parleyScenarios('postgres', url));
+    if (wanted('import messages')) {
+      const result = await withPostgresDatabase((url) => importThroughput({ engine: 'postgres', databaseUrl: url, ...importOptions }));
+      imports.push(result);
+      console.log(describeImport(result));
+    }
   } else {
     await parleyScenarios('pglite');
+    if (wanted('import messages')) {
+      const result = await importThroughput({ engine: 'pglite', ...importOptions });
+      imports.push(result);
+      console.log(describeImport(result));
+    }
   }
 }
 
 fs.mkdirSync('.bench', { recursive: true });
 fs.writeFileSync(
   '.bench/latest.json',
-  `${JSON.stringify({ at: new Date().toISOString(), duration, fastify: Object.fromEntries(fastify), rows }, null, 2)}\n`,
+  `${JSON.stringify({ at: new Date().toISOString(), duration, fastify: Object.fromEntries(fastify), rows, imports }, null, 2)}\n`,
 );
 console.log('\nresults written to .bench/latest.json');
