@@ -8,6 +8,8 @@ import { createServices } from './container.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
 import type { ApiKeyScope, RequestContext } from './domain/context.js';
 import { AppError } from './domain/errors.js';
+import { formatSummary, runImport } from './import/importer.js';
+import { KINDS } from './import/jsonl-source.js';
 import { createLogger, openMigratedDatabase, startServer, type RunningServer } from './server.js';
 import type { CreatedApp } from './services/apps.service.js';
 
@@ -22,6 +24,11 @@ Commands:
   keys create --app APPID [--name NAME] [--scope fullAccess|authOnly] [--json]
   keys list --app APPID [--json]
   keys revoke --app APPID KEY    KEY: the key, or its masked form from 'keys list'
+  import FILE.jsonl --url URL --api-key KEY [--batch 5000] [--concurrency 4]
+      [--report FILE] [--ca PEM] [--retries 8]
+                                 Stream a JSON-lines file to a running server's data import
+                                 API (users, groups, members, then messages); see docs/import.md.
+                                 URL: https://<app>.api-<region>.<domain>[:port]
 
 Environment: PARLEY_PORT (3000), PARLEY_DATA_DIR (./data), DATABASE_URL (PostgreSQL instead
 of the embedded database), PARLEY_REGION (us), PARLEY_DOMAIN (localhost), PARLEY_TLS_CERT and
@@ -39,6 +46,13 @@ const OPTIONS = {
   app: { type: 'string' },
   scope: { type: 'string' },
   json: { type: 'boolean' },
+  url: { type: 'string' },
+  'api-key': { type: 'string' },
+  batch: { type: 'string' },
+  concurrency: { type: 'string' },
+  report: { type: 'string' },
+  ca: { type: 'string' },
+  retries: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } satisfies ParseArgsConfig['options'];
 
@@ -61,6 +75,8 @@ export async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command || flags.help ? 0 : 2;
   }
+  // A client of a running server: no server configuration involved.
+  if (command === 'import') return importFile(flags, sub, rest);
   const config = configFrom(flags);
   switch (command) {
     case 'serve':
@@ -224,6 +240,54 @@ async function keysRevoke(services: Services, flags: Flags, key: string | undefi
   const result = await services.apiKeys.delete(ctx, required(key, 'KEY (a positional argument)'));
   console.log(result.message);
   return 0;
+}
+
+// --- import -------------------------------------------------------------------------------
+
+async function importFile(flags: Flags, file: string | undefined, extra: string[]): Promise<number> {
+  if (!file) throw new UsageError('import needs the file to import: parley import FILE.jsonl --url URL --api-key KEY');
+  if (extra.length) throw new UsageError(`Unexpected arguments: ${extra.join(' ')}`);
+  if (!fs.existsSync(file)) throw new UsageError(`No such file: ${file}`);
+  const number = (flag: 'batch' | 'concurrency' | 'retries', fallback: number, max: number) => {
+    const raw = flags[flag];
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1 || value > max) throw new UsageError(`--${flag} must be an integer from 1 to ${max}.`);
+    return value;
+  };
+  const options = {
+    file,
+    url: required(flags.url, 'url'),
+    apiKey: required(flags['api-key'], 'api-key'),
+    ca: flags.ca === undefined ? undefined : fs.readFileSync(flags.ca, 'utf8'),
+    batch: number('batch', 5_000, 10_000),
+    concurrency: number('concurrency', 4, 64),
+    attempts: number('retries', 8, 100),
+    reportFile: flags.report ?? `${file}.failed.jsonl`,
+    out: process.stderr,
+    progressEveryMs: process.env.PARLEY_IMPORT_PROGRESS_MS === undefined ? undefined : Number(process.env.PARLEY_IMPORT_PROGRESS_MS),
+  };
+  if (!/^https?:\/\//.test(options.url)) throw new UsageError('--url must start with https:// (or http:// behind a TLS proxy).');
+  // Ctrl-C: no new batch starts, the calls in flight finish; a second one exits at once.
+  const stop = new AbortController();
+  const interrupt = () => {
+    if (stop.signal.aborted) process.exit(130);
+    stop.abort();
+    process.stderr.write('\nstopping: waiting for the calls in flight (Ctrl-C again to quit at once)\n');
+  };
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  const summary = await runImport({ ...options, signal: stop.signal });
+  process.off('SIGINT', interrupt);
+  process.off('SIGTERM', interrupt);
+  const failed = KINDS.reduce((sum, kind) => sum + summary.totals[kind].failed, 0) + summary.invalidLines;
+  console.error(formatSummary(summary));
+  if (failed) console.error(`${failed} records failed: see ${options.reportFile}`);
+  if (summary.interrupted) {
+    console.error('Interrupted. Run the same command again to finish: records already imported are skipped.');
+    return 130;
+  }
+  return failed ? 1 : 0;
 }
 
 // --- entry point ----------------------------------------------------------------------------

@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import https from 'node:https';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { newDeployment, runCli, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
+
+const CLI = path.resolve('src/cli.ts');
+const T0 = 1_600_000_000;
+
+let deployment: Deployment;
+let server: ServerProcess;
+let ca: string;
+let caFile: string;
+/** Apps made before the server starts (the embedded database has one process at a time). */
+const apps: Array<{ appId: string; apiKey: string }> = [];
+
+before(async () => {
+  deployment = await newDeployment();
+  for (let n = 0; n < 3; n++) {
+    const created = await runCli(['apps', 'create', '--name', `Import ${n}`, '--json'], deployment.env);
+    assert.equal(created.code, 0, created.stderr);
+    apps.push(JSON.parse(created.stdout));
+  }
+  server = await startServe(deployment.env);
+  caFile = path.join(deployment.dataDir, 'tls', 'cert.pem');
+  ca = fs.readFileSync(caFile, 'utf8');
+});
+after(async () => {
+  await server?.stop();
+  await deployment.destroy();
+});
+
+/** An app of its own for each test. */
+function newApp(): { appId: string; apiKey: string; url: string } {
+  const { appId, apiKey } = apps.shift()!;
+  return { appId, apiKey, url: `https://${appId}.api-us.localhost:${server.port}` };
+}
+
+/** GET on the app's host over TLS; the answer's JSON. */
+function get(app: { appId: string; apiKey: string }, url: string): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const host = `${app.appId}.api-us.localhost`;
+    const request = https.request(
+      { host: '127.0.0.1', port: server.port, path: url, servername: host, ca, headers: { host, apikey: app.apiKey } },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () => (response.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(`${url}: ${response.statusCode} ${text}`))));
+      },
+    );
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+/** Runs `parley import`; `onProgress` sees each records count it prints and may kill it. */
+function runImport(file: string, app: { url: string; apiKey: string }, extra: string[] = [], onProgress?: (done: number, kill: () => void) => void) {
+  const args = ['--import', 'tsx', CLI, 'import', file, '--url', app.url, '--api-key', app.apiKey, '--ca', caFile, ...extra];
+  const child = spawn(process.execPath, args, { env: { ...deployment.env, PARLEY_IMPORT_PROGRESS_MS: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk;
+    for (const match of chunk.toString().matchAll(/(\d+)\/\d+ records/g)) onProgress?.(Number(match[1]), () => child.kill('SIGKILL'));
+  });
+  return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stderr })),
+  );
+}
+
+/** A file of mixed records: users, groups (each owned by a user), members and messages, shuffled by kind. */
+function writeFile(file: string, sizes: { users: number; groups: number; membersPerGroup: number; messages: number }) {
+  const lines: string[] = [];
+  const muids: string[] = [];
+  // Kinds interleaved in the file: the importer must still send users first.
+  for (let m = 0; m < sizes.messages; m++) {
+    const muid = `m-${m}`;
+    muids.push(muid);
+    const group = m % 3 === 0;
+    const a = (m * 7) % sizes.users;
+    const record = group
+      ? { kind: 'message', muid, sender: `u-${a}`, receiverType: 'group', receiver: `g-${m % sizes.groups}`, data: { text: `group message ${m}` }, sentAt: T0 + m }
+      : { kind: 'message', muid, sender: `u-${a}`, receiverType: 'user', receiver: `u-${(a + 1) % sizes.users}`, data: { text: `hello ${m} 👋` }, sentAt: T0 + m, readAt: T0 + m + 1 };
+    lines.push(JSON.stringify(record));
+  }
+  for (let u = 0; u < sizes.users; u++) lines.push(JSON.stringify({ kind: 'user', uid: `u-${u}`, name: `User ${u}`, createdAt: T0 - 1000 }));
+  for (let g = 0; g < sizes.groups; g++) {
+    lines.push(JSON.stringify({ kind: 'group', guid: `g-${g}`, name: `Group ${g}`, type: 'public', owner: `u-${(g * 10) % sizes.users}`, createdAt: T0 - 500 }));
+    for (let k = 1; k <= sizes.membersPerGroup; k++) {
+      lines.push(JSON.stringify({ kind: 'member', guid: `g-${g}`, uid: `u-${(g * 10 + k) % sizes.users}`, joinedAt: T0 - 100 }));
+    }
+  }
+  fs.writeFileSync(file, `${lines.join('\n')}\n`);
+  return { lines: lines.length, muids };
+}
+
+async function allMessages(app: { appId: string; apiKey: string }): Promise<any[]> {
+  const messages: any[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await get(app, `/v3/messages?limit=1000&affix=append${after ? `&id=${after}` : ''}`);
+    messages.push(...page.data);
+    if (page.data.length < 1000) return messages;
+    after = page.data.at(-1).id;
+  }
+}
+
+describe('parley import', () => {
+  it('imports 50,000 mixed records, killed halfway and re-run: the server holds each record exactly once', async () => {
+    const app = newApp();
+    const file = path.join(deployment.dataDir, 'big.jsonl');
+    const sizes = { users: 5_000, groups: 500, membersPerGroup: 20, messages: 34_500 };
+    const { lines, muids } = writeFile(file, sizes);
+    assert.equal(lines, 50_000);
+
+    let killedAt = 0;
+    const first = await runImport(file, app, ['--batch', '1000'], (done, kill) => {
+      if (!killedAt && done >= 25_000) {
+        killedAt = done;
+        kill();
+      }
+    });
+    assert.equal(first.signal, 'SIGKILL', `the first run was killed halfway:\n${first.stderr.slice(-2000)}`);
+    assert.ok(killedAt >= 25_000 && killedAt < 50_000, `killed at ${killedAt}`);
+
+    const second = await runImport(file, app, ['--batch', '1000']);
+    assert.equal(second.code, 0, second.stderr.slice(-3000));
+    const summary = Object.fromEntries(
+      [...second.stderr.matchAll(/^\s+(\w+)\s+(\d+) imported\s+(\d+) already there\s+(\d+) failed/gm)].map((m) => [m[1], { imported: Number(m[2]), skipped: Number(m[3]), failed: Number(m[4]) }]),
+    );
+    assert.equal(summary.messages!.imported + summary.messages!.skipped, sizes.messages);
+    assert.ok(summary.messages!.skipped > 0 && summary.users!.skipped === sizes.users, 'the re-run skipped what the first run stored');
+
+    // Exactly the file's records, through the API.
+    assert.equal((await get(app, '/v3/users?perPage=1')).meta.pagination.total, sizes.users);
+    const groups: any[] = [];
+    for (let page = 1; page <= 5; page++) groups.push(...(await get(app, `/v3/groups?perPage=100&page=${page}`)).data);
+    assert.equal(groups.length, sizes.groups);
+    // Each group: its owner and its imported members.
+    assert.equal(groups.reduce((sum, group) => sum + group.membersCount, 0), sizes.groups * (sizes.membersPerGroup + 1));
+    const messages = await allMessages(app);
+    assert.equal(messages.length, sizes.messages);
+    assert.deepEqual(new Set(messages.map((message) => message.muid)), new Set(muids));
+    // Listed by id, they are in sentAt order: each conversation's messages went in file order.
+    for (let i = 1; i < messages.length; i++) {
+      if (messages[i].conversationId === messages[i - 1].conversationId) assert.ok(messages[i].sentAt >= messages[i - 1].sentAt);
+    }
+    const byConversation = new Map<string, number[]>();
+    for (const message of messages) byConversation.set(message.conversationId, [...(byConversation.get(message.conversationId) ?? []), message.sentAt]);
+    for (const [conversation, times] of byConversation) assert.deepEqual(times, [...times].sort((a, b) => a - b), conversation);
+  });
+
+  it('reports bad lines and refused records in the report file and exits 1; a re-run of a finished import skips everything', async () => {
+    const app = newApp();
+    const file = path.join(deployment.dataDir, 'mixed.jsonl');
+    const report = path.join(deployment.dataDir, 'mixed.report.jsonl');
+    fs.writeFileSync(
+      file,
+      [
+        JSON.stringify({ kind: 'user', uid: 'ann', name: 'Ann' }),
+        'not json',
+        JSON.stringify({ kind: 'robot', uid: 'r2' }),
+        JSON.stringify({ kind: 'user', name: 'no uid' }),
+        JSON.stringify({ kind: 'user', uid: 'bad uid!', name: 'x' }),
+        JSON.stringify({ kind: 'message', muid: 'x1', sender: 'ann', receiverType: 'user', receiver: 'nobody', data: { text: 'hi' }, sentAt: T0 }),
+        JSON.stringify({ kind: 'message', muid: 'x2', sender: 'ann', receiverType: 'user', receiver: 'ann', data: { text: 'note to self' }, sentAt: T0 }),
+        '',
+      ].join('\n'),
+    );
+    const run = await runImport(file, app, ['--report', report]);
+    assert.equal(run.code, 1, run.stderr);
+    const failures = fs
+      .readFileSync(report, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(
+      failures.map((f) => [f.line, f.code]),
+      [
+        [2, 'ERR_IMPORT_INVALID_LINE'],
+        [3, 'ERR_IMPORT_INVALID_LINE'],
+        [4, 'ERR_IMPORT_INVALID_LINE'],
+        [5, 'ERR_BAD_REQUEST'],
+        [6, 'ERR_UID_NOT_FOUND'],
+      ],
+    );
+    assert.equal(failures[4].key, 'x1');
+    assert.match(run.stderr, /5 records failed: see /);
+
+    const again = await runImport(file, app, ['--report', report]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /users\s+0 imported\s+1 already there\s+1 failed/);
+    assert.match(again.stderr, /messages\s+0 imported\s+1 already there\s+1 failed/);
+  });
+
+  it('imports the documented example file cleanly', async () => {
+    const app = newApp();
+    const report = path.join(deployment.dataDir, 'example.report.jsonl');
+    const run = await runImport(path.resolve('docs/examples/import-example.jsonl'), app, ['--report', report]);
+    assert.equal(run.code, 0, `${run.stderr}\n${fs.readFileSync(report, 'utf8')}`);
+    assert.equal(fs.readFileSync(report, 'utf8'), '');
+    const history = await get(app, '/v3/messages?limit=100');
+    assert.equal(history.data.length, 4);
+  });
+
+  it('refuses bad usage with exit code 2', async () => {
+    const noUrl = await runCli(['import', 'docs/examples/import-example.jsonl', '--api-key', 'k'], deployment.env);
+    assert.equal(noUrl.code, 2);
+    assert.match(noUrl.stderr, /--url is required/);
+    const noFile = await runCli(['import', 'missing.jsonl', '--url', 'https://a.api-us.localhost', '--api-key', 'k'], deployment.env);
+    assert.equal(noFile.code, 2);
+    assert.match(noFile.stderr, /No such file/);
+    const badBatch = await runCli(['import', 'docs/examples/import-example.jsonl', '--url', 'https://a.api-us.localhost', '--api-key', 'k', '--batch', '0'], deployment.env);
+    assert.equal(badBatch.code, 2);
+    assert.match(badBatch.stderr, /--batch must be an integer/);
+  });
+});
