@@ -9,7 +9,6 @@ import { DataDirLockedError } from './db/data-dir-lock.js';
 import type { ApiKeyScope, RequestContext } from './domain/context.js';
 import { AppError } from './domain/errors.js';
 import { formatSummary, runImport } from './import/importer.js';
-import { KINDS } from './import/jsonl-source.js';
 import { createLogger, openMigratedDatabase, startServer, type RunningServer } from './server.js';
 import type { CreatedApp } from './services/apps.service.js';
 
@@ -255,19 +254,28 @@ async function importFile(flags: Flags, file: string | undefined, extra: string[
     if (!Number.isInteger(value) || value < 1 || value > max) throw new UsageError(`--${flag} must be an integer from 1 to ${max}.`);
     return value;
   };
+  const url = required(flags.url, 'url');
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    throw new UsageError('--url must be https://<app>.api-<region>.<domain>[:port] (or http:// behind a TLS proxy).');
+  }
+  const reportFile = flags.report ?? `${file}.failed.jsonl`;
+  // The report is rewritten by each run: never over the file being imported.
+  if (path.resolve(reportFile) === path.resolve(file)) throw new UsageError('--report must not be the file to import.');
+  if (!fs.existsSync(path.dirname(path.resolve(reportFile)))) throw new UsageError(`No such directory for the report: ${reportFile}`);
+  if (flags.ca !== undefined && !fs.existsSync(flags.ca)) throw new UsageError(`No such CA file: ${flags.ca}`);
+  const progressMs = process.env.PARLEY_IMPORT_PROGRESS_MS;
   const options = {
     file,
-    url: required(flags.url, 'url'),
+    url,
     apiKey: required(flags['api-key'], 'api-key'),
     ca: flags.ca === undefined ? undefined : fs.readFileSync(flags.ca, 'utf8'),
     batch: number('batch', 5_000, 10_000),
     concurrency: number('concurrency', 4, 64),
     attempts: number('retries', 8, 100),
-    reportFile: flags.report ?? `${file}.failed.jsonl`,
+    reportFile,
     out: process.stderr,
-    progressEveryMs: process.env.PARLEY_IMPORT_PROGRESS_MS === undefined ? undefined : Number(process.env.PARLEY_IMPORT_PROGRESS_MS),
+    progressEveryMs: progressMs && Number.isFinite(Number(progressMs)) ? Number(progressMs) : undefined,
   };
-  if (!/^https?:\/\//.test(options.url)) throw new UsageError('--url must start with https:// (or http:// behind a TLS proxy).');
   // Ctrl-C: no new batch starts, the calls in flight finish; a second one exits at once.
   const stop = new AbortController();
   const interrupt = () => {
@@ -280,14 +288,18 @@ async function importFile(flags: Flags, file: string | undefined, extra: string[
   const summary = await runImport({ ...options, signal: stop.signal });
   process.off('SIGINT', interrupt);
   process.off('SIGTERM', interrupt);
-  const failed = KINDS.reduce((sum, kind) => sum + summary.totals[kind].failed, 0) + summary.invalidLines;
   console.error(formatSummary(summary));
-  if (failed) console.error(`${failed} records failed: see ${options.reportFile}`);
+  if (summary.failed) console.error(`${summary.failed} records failed: see ${options.reportFile}`);
+  const resume = 'Run the same command again to finish: records already imported are skipped.';
   if (summary.interrupted) {
-    console.error('Interrupted. Run the same command again to finish: records already imported are skipped.');
+    console.error(`Interrupted. ${resume}`);
     return 130;
   }
-  return failed ? 1 : 0;
+  if (summary.unreachable) {
+    console.error(`Stopped: the server could not be reached or refused the key (${summary.unreachable.code}: ${summary.unreachable.message}). ${resume}`);
+    return 1;
+  }
+  return summary.failed ? 1 : 0;
 }
 
 // --- entry point ----------------------------------------------------------------------------

@@ -2,26 +2,39 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import tls from 'node:tls';
 
 /** One record's answer from the data import API. */
 export type RecordResult = { success: true } | { success: false; error: { code: string; message: string } };
 
 /** A batch's answer: per record, or one error for the whole call (a 4xx that retrying cannot fix). */
-export type BatchAnswer = { results: Record<string, RecordResult> } | { error: { code: string; message: string } };
+export type BatchAnswer = { results: Record<string, RecordResult> } | { status: number; error: { code: string; message: string } };
 
 export interface ImportClientOptions {
   /** https://<app>.api-<region>.<domain>[:port] (http:// for a server behind a TLS proxy). */
   url: string;
   apiKey: string;
-  /** Extra CA certificates (PEM), e.g. a self-signed server's. */
+  /** A CA certificate (PEM) trusted besides the system's, e.g. a self-signed server's. */
   ca?: string;
   /** Attempts per call for transient failures (5xx, 429, connection errors). */
   attempts: number;
   /** First backoff delay, doubled per attempt up to maxDelayMs. */
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /** No retry starts once aborted (the call in flight still finishes). */
+  signal?: AbortSignal;
   /** Told of each retry (for the log). */
   onRetry?: (reason: string, delayMs: number) => void;
+}
+
+/** The server could not be reached (or kept failing): no record was refused, none is known stored. */
+export class UnreachableError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
 }
 
 /** Names under .localhost are the loopback (RFC 6761), as browsers resolve them, without DNS. */
@@ -37,13 +50,30 @@ const lookup: LookupFunction = (hostname, options, callback) => {
 class TransientError extends Error {
   constructor(
     message: string,
+    readonly code: string,
     readonly retryAfterMs?: number,
   ) {
     super(message);
   }
 }
 
-const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED', 'EHOSTUNREACH']);
+/** Connection failures a later attempt may not meet. ENOTFOUND or a certificate error will not go away. */
+const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** Retry-After: seconds, or an HTTP date. */
+export function retryAfterMs(header: string | undefined, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  if (/^\d+$/.test(header.trim())) return Number(header) * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** The delay before attempt `attempt + 1`: doubling from base up to max, with jitter (half fixed, half random). */
+export function backoffMs(attempt: number, baseDelayMs: number, maxDelayMs: number, random = Math.random): number {
+  const backoff = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+  // Jitter keeps concurrent workers from retrying in step.
+  return backoff / 2 + random() * (backoff / 2);
+}
 
 /** Posts batches to the data import API, retrying what a retry can fix. */
 export class ImportClient {
@@ -53,32 +83,54 @@ export class ImportClient {
   constructor(private readonly options: ImportClientOptions) {
     this.base = new URL(options.url);
     if (this.base.protocol !== 'https:' && this.base.protocol !== 'http:') throw new Error(`--url must be https:// (or http://): ${options.url}`);
-    const agentOptions = { keepAlive: true, lookup, ...(options.ca ? { ca: options.ca } : {}) };
+    // `ca` replaces Node's roots: keep them, so --ca adds a CA rather than trusting only it.
+    const agentOptions = { keepAlive: true, lookup, ...(options.ca ? { ca: [...tls.rootCertificates, options.ca] } : {}) };
     this.agent = this.base.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
   }
 
-  /** POSTs `{wrapper: records}` to /v3.0/data_import/<path>. Throws after the last failed attempt. */
+  /**
+   * POSTs `{wrapper: records}` to /v3.0/data_import/<path>: the per-record results, or the call's
+   * error when the server refused it (4xx). Throws UnreachableError when the server could not
+   * answer: after the last attempt, on a failure no retry fixes (DNS, TLS), or once aborted.
+   */
   async post(path: string, wrapper: string, records: Record<string, unknown>): Promise<BatchAnswer> {
     const body = JSON.stringify({ [wrapper]: records });
-    const baseDelay = this.options.baseDelayMs ?? 250;
-    const maxDelay = this.options.maxDelayMs ?? 30_000;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.send(path, body);
       } catch (error) {
-        const transient = error instanceof TransientError || TRANSIENT_CODES.has((error as NodeJS.ErrnoException).code ?? '');
-        if (!transient || attempt >= this.options.attempts) throw error;
-        const backoff = Math.min(maxDelay, baseDelay * 2 ** (attempt - 1));
-        // Full jitter keeps concurrent workers from retrying in step.
-        const delay = error instanceof TransientError && error.retryAfterMs !== undefined ? error.retryAfterMs : backoff / 2 + Math.random() * (backoff / 2);
-        this.options.onRetry?.((error as Error).message, delay);
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        const code = error instanceof TransientError ? error.code : ((error as NodeJS.ErrnoException).code ?? 'ERR_IMPORT_UNREACHABLE');
+        const message = (error as Error).message;
+        if (!(error instanceof TransientError || TRANSIENT_CODES.has(code))) throw new UnreachableError(message, code);
+        if (attempt >= this.options.attempts) throw new UnreachableError(`${message} (gave up after ${attempt} attempts)`, code);
+        if (this.options.signal?.aborted) throw new UnreachableError(`${message} (not retried: stopping)`, code);
+        const computed = backoffMs(attempt, this.options.baseDelayMs ?? 250, this.options.maxDelayMs ?? 30_000);
+        const delay = error instanceof TransientError && error.retryAfterMs !== undefined ? error.retryAfterMs : computed;
+        this.options.onRetry?.(message, delay);
+        if (!(await this.sleep(delay))) throw new UnreachableError(`${message} (not retried: stopping)`, code);
       }
     }
   }
 
+  /** Closes the idle connections and abandons the calls still in flight. */
   close(): void {
     this.agent.destroy();
+  }
+
+  /** Waits; false when aborted first. */
+  private sleep(ms: number): Promise<boolean> {
+    const signal = this.options.signal;
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(true);
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   private send(path: string, body: string): Promise<BatchAnswer> {
@@ -91,6 +143,7 @@ export class ImportClient {
           method: 'POST',
           agent: this.agent,
           headers: { apikey: this.options.apiKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          // Idle time on the socket: a large batch may take a while to commit.
           timeout: 300_000,
         },
         (response) => {
@@ -101,19 +154,19 @@ export class ImportClient {
             const status = response.statusCode ?? 0;
             const text = Buffer.concat(chunks).toString('utf8');
             if (status === 429 || status >= 500) {
-              const retryAfter = Number(response.headers['retry-after']);
-              reject(new TransientError(`HTTP ${status}`, status === 429 && Number.isFinite(retryAfter) ? retryAfter * 1000 : undefined));
+              const wait = status === 429 ? retryAfterMs(response.headers['retry-after']) : undefined;
+              reject(new TransientError(`HTTP ${status}`, `HTTP_${status}`, wait));
               return;
             }
-            let parsed: { data?: Record<string, RecordResult>; error?: { code?: string; message?: string } };
+            let parsed: { data?: Record<string, RecordResult>; error?: { code?: string; message?: string } } | undefined;
             try {
               parsed = JSON.parse(text);
             } catch {
-              reject(new TransientError(`HTTP ${status}: the answer is not JSON`));
-              return;
+              parsed = undefined;
             }
-            if (status === 200 && parsed.data) resolve({ results: parsed.data });
-            else resolve({ error: { code: parsed.error?.code ?? `HTTP_${status}`, message: parsed.error?.message ?? `HTTP ${status}` } });
+            if (status === 200 && parsed?.data && typeof parsed.data === 'object') resolve({ results: parsed.data });
+            else if (status === 200) reject(new TransientError('HTTP 200 without per-record results', 'ERR_IMPORT_BAD_ANSWER'));
+            else resolve({ status, error: { code: parsed?.error?.code ?? `HTTP_${status}`, message: parsed?.error?.message ?? `HTTP ${status}` } });
           });
         },
       );

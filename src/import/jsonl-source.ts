@@ -46,12 +46,19 @@ export function parseLine(text: string, line: number): ParsedLine | undefined {
 
 /** The parsed lines of a file, streamed (the file is never held in memory). */
 export async function* readLines(file: string): AsyncGenerator<ParsedLine> {
-  const input = readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity });
+  const stream = fs.createReadStream(file, 'utf8');
+  const input = readline.createInterface({ input: stream, crlfDelay: Infinity });
   let line = 0;
-  for await (const text of input) {
-    line++;
-    const parsed = parseLine(text, line);
-    if (parsed) yield parsed;
+  try {
+    for await (const text of input) {
+      line++;
+      const parsed = parseLine(text, line);
+      if (parsed) yield parsed;
+    }
+  } finally {
+    // A reader that stops early (Ctrl-C) leaves the file open otherwise.
+    input.close();
+    stream.destroy();
   }
 }
 
@@ -60,9 +67,7 @@ export async function* readLines(file: string): AsyncGenerator<ParsedLine> {
  * so they are sent in file order, one call at a time (their ids follow that order).
  */
 export function conversationWorker(record: Record<string, unknown>, workers: number): number {
-  const sender = String(record.sender ?? '').toLowerCase();
-  const receiver = String(record.receiver ?? '').toLowerCase();
-  const conversation = record.receiverType === 'group' ? `group_${receiver}` : [sender, receiver].sort().join('_user_');
+  const conversation = conversationKey(record);
   let hash = 2166136261;
   for (let i = 0; i < conversation.length; i++) hash = Math.imul(hash ^ conversation.charCodeAt(i), 16777619);
   // FNV's low bits are weak (the lowest is the parity of the input): mix before taking them.
@@ -70,4 +75,11 @@ export function conversationWorker(record: Record<string, unknown>, workers: num
   hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
   hash ^= hash >>> 16;
   return (hash >>> 0) % workers;
+}
+
+/** A message's conversation: `group_<guid>`, or the two uids sorted (ids compare lower-cased). */
+export function conversationKey(record: Record<string, unknown>): string {
+  const sender = String(record.sender ?? '').toLowerCase();
+  const receiver = String(record.receiver ?? '').toLowerCase();
+  return record.receiverType === 'group' ? `group_${receiver}` : [sender, receiver].sort().join('_user_');
 }

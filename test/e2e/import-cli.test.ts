@@ -18,7 +18,7 @@ const apps: Array<{ appId: string; apiKey: string }> = [];
 
 before(async () => {
   deployment = await newDeployment();
-  for (let n = 0; n < 3; n++) {
+  for (let n = 0; n < 4; n++) {
     const created = await runCli(['apps', 'create', '--name', `Import ${n}`, '--json'], deployment.env);
     assert.equal(created.code, 0, created.stderr);
     apps.push(JSON.parse(created.stdout));
@@ -55,14 +55,14 @@ function get(app: { appId: string; apiKey: string }, url: string): Promise<any> 
   });
 }
 
-/** Runs `parley import`; `onProgress` sees each records count it prints and may kill it. */
-function runImport(file: string, app: { url: string; apiKey: string }, extra: string[] = [], onProgress?: (done: number, kill: () => void) => void) {
+/** Runs `parley import`; `onProgress` sees each records count it prints and may signal it. */
+function runImport(file: string, app: { url: string; apiKey: string }, extra: string[] = [], onProgress?: (done: number, kill: (signal: NodeJS.Signals) => void) => void) {
   const args = ['--import', 'tsx', CLI, 'import', file, '--url', app.url, '--api-key', app.apiKey, '--ca', caFile, ...extra];
   const child = spawn(process.execPath, args, { env: { ...deployment.env, PARLEY_IMPORT_PROGRESS_MS: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk;
-    for (const match of chunk.toString().matchAll(/(\d+)\/\d+ records/g)) onProgress?.(Number(match[1]), () => child.kill('SIGKILL'));
+    for (const match of chunk.toString().matchAll(/(\d+)\/\d+ records/g)) onProgress?.(Number(match[1]), (signal) => child.kill(signal));
   });
   return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
     child.on('close', (code, signal) => resolve({ code, signal, stderr })),
@@ -107,7 +107,7 @@ async function allMessages(app: { appId: string; apiKey: string }): Promise<any[
 }
 
 describe('parley import', () => {
-  it('imports 50,000 mixed records, killed halfway and re-run: the server holds each record exactly once', async () => {
+  it('imports 50,000 mixed records, killed halfway, interrupted and re-run: the server holds each record exactly once', async () => {
     const app = newApp();
     const file = path.join(deployment.dataDir, 'big.jsonl');
     const sizes = { users: 5_000, groups: 500, membersPerGroup: 20, messages: 34_500 };
@@ -118,11 +118,22 @@ describe('parley import', () => {
     const first = await runImport(file, app, ['--batch', '1000'], (done, kill) => {
       if (!killedAt && done >= 25_000) {
         killedAt = done;
-        kill();
+        kill('SIGKILL');
       }
     });
     assert.equal(first.signal, 'SIGKILL', `the first run was killed halfway:\n${first.stderr.slice(-2000)}`);
     assert.ok(killedAt >= 25_000 && killedAt < 50_000, `killed at ${killedAt}`);
+
+    // Ctrl-C: the calls in flight finish, then it says how to resume and exits 130.
+    let interrupted = false;
+    const stopped = await runImport(file, app, ['--batch', '1000'], (done, kill) => {
+      if (!interrupted && done >= 40_000) {
+        interrupted = true;
+        kill('SIGINT');
+      }
+    });
+    assert.equal(stopped.code, 130, stopped.stderr.slice(-2000));
+    assert.match(stopped.stderr, /Interrupted\. Run the same command again to finish/);
 
     const second = await runImport(file, app, ['--batch', '1000']);
     assert.equal(second.code, 0, second.stderr.slice(-3000));
@@ -204,15 +215,31 @@ describe('parley import', () => {
     assert.equal(history.data.length, 4);
   });
 
+  it('stops at once, reporting no record, when the server refuses the key', async () => {
+    const { url } = newApp();
+    const report = path.join(deployment.dataDir, 'refused.report.jsonl');
+    const run = await runImport(path.resolve('docs/examples/import-example.jsonl'), { url, apiKey: 'f'.repeat(40) }, ['--report', report]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /refused the key \(AUTH_ERR_APIKEY_NOT_FOUND/);
+    assert.equal(fs.readFileSync(report, 'utf8'), '');
+  });
+
   it('refuses bad usage with exit code 2', async () => {
-    const noUrl = await runCli(['import', 'docs/examples/import-example.jsonl', '--api-key', 'k'], deployment.env);
-    assert.equal(noUrl.code, 2);
-    assert.match(noUrl.stderr, /--url is required/);
-    const noFile = await runCli(['import', 'missing.jsonl', '--url', 'https://a.api-us.localhost', '--api-key', 'k'], deployment.env);
-    assert.equal(noFile.code, 2);
-    assert.match(noFile.stderr, /No such file/);
-    const badBatch = await runCli(['import', 'docs/examples/import-example.jsonl', '--url', 'https://a.api-us.localhost', '--api-key', 'k', '--batch', '0'], deployment.env);
-    assert.equal(badBatch.code, 2);
-    assert.match(badBatch.stderr, /--batch must be an integer/);
+    const example = 'docs/examples/import-example.jsonl';
+    const target = ['--url', 'https://a.api-us.localhost', '--api-key', 'k'];
+    const cases: Array<[string[], RegExp]> = [
+      [['import', example, '--api-key', 'k'], /--url is required/],
+      [['import', 'missing.jsonl', ...target], /No such file/],
+      [['import', example, ...target, '--batch', '0'], /--batch must be an integer/],
+      [['import', example, '--url', 'ftp://a.api-us.localhost', '--api-key', 'k'], /--url must be https:/],
+      [['import', example, ...target, '--report', example], /--report must not be the file to import/],
+      [['import', example, ...target, '--ca', 'missing.pem'], /No such CA file/],
+      [['import', example, ...target, '--report', 'missing-dir/report.jsonl'], /No such directory for the report/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCli(args, deployment.env)));
+    results.forEach((result, n) => {
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, cases[n]![1]);
+    });
   });
 });
