@@ -2,7 +2,10 @@ import { sql, type Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
 import type { MessagesTable, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import type { ConversationStateRow } from './conversation-states.repository.js';
 import type { GroupRow } from './groups.repository.js';
+import { jsonRowCodec } from './json-rows.js';
+import type { ReactionCount } from './reactions.repository.js';
 import { escapeLike } from './sql-helpers.js';
 import type { UserRow } from './users.repository.js';
 
@@ -80,6 +83,52 @@ export interface MessageCursor {
   id?: string;
   limit: number;
 }
+
+/** What readPage reads besides the page itself. */
+export interface PageReads {
+  /** Users and groups to read whether or not the page names them (e.g. to check them). */
+  uids?: string[];
+  guids?: string[];
+  /** Who views the page: reactedByMe and receipts are relative to them. */
+  viewer?: string;
+  /** Also whether this user is a member of this group, and whether they are banned from it. */
+  membership?: { uid: string; guid: string };
+}
+
+/** A page of messages with everything it is shown with (see readPage). */
+export interface MessagePage {
+  rows: MessageRow[];
+  /** The users and groups the page names (senders, receivers, mentions), and those of PageReads. */
+  users: UserRow[];
+  groups: GroupRow[];
+  /** Each message's reaction counts, as ReactionsRepository.counts gives them. */
+  reactions: Map<string, ReactionCount[]>;
+  /** The conversation states its receipts come from: its 1:1 receivers' and the viewer's. */
+  states: ConversationStateRow[];
+  isMember: boolean;
+  isBanned: boolean;
+}
+
+// The rows readPage reads, as JSON arrays (see json-rows.ts).
+const MESSAGE_ROW = jsonRowCodec<MessageRow>({
+  app_id: 'value', id: 'bigint', conversation_id: 'value', sender: 'value', receiver: 'value', receiver_type: 'value',
+  category: 'value', type: 'value', data: 'value', tags: 'value', mentioned_uids: 'value', muid: 'value', parent_id: 'bigint',
+  reply_count: 'value', sent_at: 'timestamp', updated_at: 'timestamp', edited_at: 'timestamp', edited_by: 'value',
+  deleted_at: 'timestamp', deleted_by: 'value', delivered_at: 'timestamp', read_at: 'timestamp',
+});
+const USER_ROW = jsonRowCodec<UserRow>({
+  app_id: 'value', uid: 'value', name: 'value', avatar: 'value', link: 'value', role: 'value', status_message: 'value',
+  metadata: 'value', tags: 'value', status: 'value', created_at: 'timestamp', updated_at: 'timestamp',
+  last_active_at: 'timestamp', deactivated_at: 'timestamp',
+});
+const GROUP_ROW = jsonRowCodec<GroupRow>({
+  app_id: 'value', guid: 'value', name: 'value', type: 'value', password_hash: 'value', icon: 'value', description: 'value',
+  metadata: 'value', tags: 'value', owner: 'value', members_count: 'value', created_at: 'timestamp', updated_at: 'timestamp',
+});
+const STATE_ROW = jsonRowCodec<ConversationStateRow>({
+  app_id: 'value', uid: 'value', conversation_id: 'value', delivered_message_id: 'bigint', delivered_at: 'timestamp',
+  read_message_id: 'bigint', read_at: 'timestamp', cleared_message_id: 'bigint', tags: 'value', updated_at: 'timestamp',
+});
 
 const LINK = '(https?://|www\\.)[^[:space:]]';
 
@@ -321,6 +370,65 @@ export class MessagesRepository {
    * messages arriving between pages neither shift nor repeat what was read.
    */
   async list(appId: string, filter: MessageFilter, cursor: MessageCursor, tx: Executor = this.db): Promise<MessageRow[]> {
+    const rows = await this.pageQuery(appId, filter, cursor, tx).execute();
+    return cursor.affix === 'append' ? rows : rows.reverse();
+  }
+
+  /**
+   * A page of messages (as `list` reads it) with everything it is shown with, in ONE
+   * statement: the users and groups it names, its reaction counts, the conversation states of
+   * its receipts, and optionally a membership to check. A history page is then one round trip
+   * instead of four or five, and its rows travel as one JSON value (see json-rows.ts).
+   */
+  async readPage(appId: string, filter: MessageFilter, cursor: MessageCursor, reads: PageReads, tx: Executor = this.db): Promise<MessagePage> {
+    const viewer = reads.viewer ?? null;
+    const mine = reads.viewer === undefined ? sql`false` : sql`bool_or(uid = ${reads.viewer})`;
+    const membership = reads.membership;
+    const member = membership
+      ? sql`exists (select 1 from group_members m where m.app_id = ${appId} and m.guid = ${membership.guid} and m.uid = ${membership.uid}) as is_member,
+            exists (select 1 from group_bans b where b.app_id = ${appId} and b.guid = ${membership.guid} and b.uid = ${membership.uid}) as is_banned`
+      : sql`false as is_member, false as is_banned`;
+    type Arrays = unknown[][] | null;
+    const result = await sql<{ messages: Arrays; users: Arrays; groups: Arrays; reactions: Array<[string, string, number, boolean]> | null; states: Arrays; is_member: boolean; is_banned: boolean }>`
+      with page as ${this.pageQuery(appId, filter, cursor, tx)}
+      select
+        (select json_agg(${MESSAGE_ROW.select('p')} order by p.id) from page p) as messages,
+        (select json_agg(${USER_ROW.select('u')}) from users u
+          where u.app_id = ${appId} and u.uid in (
+            select unnest(${reads.uids ?? []}::text[]) collate "C" union select sender from page
+            union select receiver from page where receiver_type = 'user' union select unnest(mentioned_uids) from page)) as users,
+        (select json_agg(${GROUP_ROW.select('g')}) from groups g
+          where g.app_id = ${appId} and g.guid in (
+            select unnest(${reads.guids ?? []}::text[]) collate "C" union select receiver from page where receiver_type = 'group')) as groups,
+        (select json_agg(json_build_array(r.message_id::text, r.reaction, r.count, r.mine) order by r.message_id, r.first)
+          from (select message_id, reaction, count(*) as count, ${mine} as mine, min(id) as first
+                from message_reactions where app_id = ${appId} and message_id in (select id from page)
+                group by message_id, reaction) r) as reactions,
+        -- A 1:1 message's receipts are its receiver's; a group message's the viewer's.
+        (select json_agg(${STATE_ROW.select('s')}) from conversation_states s
+          where s.app_id = ${appId} and (s.uid, s.conversation_id) in (
+            select case when receiver_type = 'user' then receiver else ${viewer}::text end, conversation_id from page)) as states,
+        ${member}`.execute(tx);
+    const row = result.rows[0]!;
+    const reactions = new Map<string, ReactionCount[]>();
+    for (const [id, reaction, count, mine] of row.reactions ?? []) {
+      const list = reactions.get(id) ?? [];
+      list.push({ reaction, count: Number(count), reactedByMe: mine === true });
+      reactions.set(id, list);
+    }
+    return {
+      rows: (row.messages ?? []).map(MESSAGE_ROW.read),
+      users: (row.users ?? []).map(USER_ROW.read),
+      groups: (row.groups ?? []).map(GROUP_ROW.read),
+      reactions,
+      states: (row.states ?? []).map(STATE_ROW.read),
+      isMember: row.is_member,
+      isBanned: row.is_banned,
+    };
+  }
+
+  /** The query of one keyset page (see list): newest first for `prepend`, oldest first for `append`. */
+  private pageQuery(appId: string, filter: MessageFilter, cursor: MessageCursor, tx: Executor) {
     let query = tx.selectFrom('messages').selectAll().where('app_id', '=', appId);
     if (filter.conversationId !== undefined) query = query.where('conversation_id', '=', filter.conversationId);
     if (filter.visibleTo !== undefined) {
@@ -384,10 +492,9 @@ export class MessagesRepository {
     }
     if (cursor.affix === 'append') {
       if (cursor.id !== undefined) query = query.where('id', '>', cursor.id as never);
-      return query.orderBy('id', 'asc').limit(cursor.limit).execute();
+      return query.orderBy('id', 'asc').limit(cursor.limit);
     }
     if (cursor.id !== undefined) query = query.where('id', '<', cursor.id as never);
-    const rows = await query.orderBy('id', 'desc').limit(cursor.limit).execute();
-    return rows.reverse();
+    return query.orderBy('id', 'desc').limit(cursor.limit);
   }
 }

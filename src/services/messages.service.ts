@@ -11,12 +11,13 @@ import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { ConversationStatesRepository } from '../repositories/conversation-states.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
+import type { ConversationStateRow } from '../repositories/conversation-states.repository.js';
 import type { MessageBatchesRepository } from '../repositories/message-batches.repository.js';
-import type { MessageCursor, MessageFilter, MessageRow, MessagesRepository, NewMessage, SendFacts } from '../repositories/messages.repository.js';
+import type { MessageCursor, MessageFilter, MessagePage, MessageRow, MessagesRepository, NewMessage, PageReads, SendFacts } from '../repositories/messages.repository.js';
 import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-members.service.js';
-import { loadReceipts, sourceReceipt, withReceipt } from './receipts.js';
+import { loadReceipts, receiptsFrom, sourceReceipt, withReceipt } from './receipts.js';
 import { toGroup } from './groups.service.js';
 import { toUser, type UsersService } from './users.service.js';
 
@@ -319,7 +320,7 @@ export class MessagesService {
     if (input.conversationId !== undefined) filter.conversationId = input.conversationId;
     if (input.receiverType !== undefined) filter.receiverType = input.receiverType;
     if (ctx.onBehalfOf !== undefined) filter.visibleTo = ctx.onBehalfOf;
-    return this.page(ctx, filter, input);
+    return this.page(ctx, filter, input, {});
   }
 
   /** user-list-user-messages: the conversation between the onBehalfOf user and `uid`. */
@@ -327,37 +328,62 @@ export class MessagesService {
     const viewer = ctx.onBehalfOf;
     if (viewer === undefined) throw badRequest({ onBehalfOf: 'is required: it names the other side of the conversation' });
     const uid = normalizeId(rawUid);
-    // Both sides in one read: the viewer must be active; the other may be deactivated (they
-    // keep their history), while a permanently deleted user is gone.
-    const users = await this.deps.users.getMany(ctx.appId, uid === viewer ? [viewer] : [viewer, uid]);
-    const viewerRow = users.find((user) => user.uid === viewer);
-    if (!viewerRow || viewerRow.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid: viewer } });
-    if (!users.some((user) => user.uid === uid)) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
-    const filter = this.filterOf(ctx, input);
+    const uids = uid === viewer ? [viewer] : [viewer, uid];
+    // Both sides are read with the page and checked before it is shown: the viewer must be
+    // active; the other may be deactivated (they keep their history), while a permanently
+    // deleted user is gone.
+    const check = (users: UserRow[]) => {
+      const viewerRow = users.find((user) => user.uid === viewer);
+      if (!viewerRow || viewerRow.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid: viewer } });
+      if (!users.some((user) => user.uid === uid)) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
+    };
+    const filter = await this.filterAfterChecks(ctx, input, async () => check(await this.deps.users.getMany(ctx.appId, uids)));
     filter.conversationId = userConversationId(viewer, uid);
     filter.receiverType = 'user';
-    return this.page(ctx, filter, input, { users, groups: [] });
+    return this.page(ctx, filter, input, { uids }, (page) => check(page.users));
   }
 
   /** user-list-group-messages: a group's messages, as its onBehalfOf member sees them. */
   async listInGroup(ctx: RequestContext, rawGuid: string, input: ListMessagesInput): Promise<{ data: Message[]; meta: MessageListMeta }> {
     const guid = normalizeId(rawGuid);
     const viewer = ctx.onBehalfOf;
-    let known: { users: UserRow[]; groups: GroupRow[] };
-    if (viewer === undefined) {
-      const group = await this.deps.groups.get(ctx.appId, guid);
-      if (!group) throw guidNotFound(guid);
-      known = { users: [], groups: [group] };
-    } else {
-      // The viewer, the group and the viewer's membership in one read, as a send reads them.
-      const facts = await this.deps.messages.sendFacts(ctx.appId, viewer, 'group', guid);
+    // The group, and the viewer with their membership (as a send checks them), are read with
+    // the page and checked before it is shown.
+    const check = (facts: SendFacts) => {
+      if (viewer === undefined) {
+        if (!facts.group) throw guidNotFound(guid);
+        return;
+      }
       if (!facts.sender || facts.sender.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid: viewer } });
-      known = { users: [facts.sender], groups: [requireMembership(facts, viewer, guid)] };
-    }
-    const filter = this.filterOf(ctx, input);
+      requireMembership(facts, viewer, guid);
+    };
+    const filter = await this.filterAfterChecks(ctx, input, async () =>
+      check(viewer === undefined ? { sender: undefined, group: await this.deps.groups.get(ctx.appId, guid) } : await this.deps.messages.sendFacts(ctx.appId, viewer, 'group', guid)),
+    );
     filter.conversationId = groupConversationId(guid);
     filter.receiverType = 'group';
-    return this.page(ctx, filter, input, known);
+    const reads: PageReads = viewer === undefined ? { guids: [guid] } : { uids: [viewer], guids: [guid], membership: { uid: viewer, guid } };
+    return this.page(ctx, filter, input, reads, (page) =>
+      check({
+        sender: page.users.find((user) => user.uid === viewer),
+        group: page.groups.find((group) => group.guid === guid),
+        isMember: page.isMember,
+        isBanned: page.isBanned,
+      }),
+    );
+  }
+
+  /**
+   * The list's filters; when they are refused, the checks of the path's user or group come
+   * first, as they did when those were read before the page.
+   */
+  private async filterAfterChecks(ctx: RequestContext, input: ListMessagesInput, checks: () => Promise<void>): Promise<MessageFilter> {
+    try {
+      return this.filterOf(ctx, input);
+    } catch (error) {
+      await checks();
+      throw error;
+    }
   }
 
   /** The filters every message list shares. */
@@ -403,19 +429,25 @@ export class MessagesService {
     };
   }
 
+  /**
+   * A page of a list, read in one statement with everything it is shown with (see
+   * MessagesRepository.readPage); `check` sees what was read before anything is shown.
+   */
   private async page(
     ctx: RequestContext,
     filter: MessageFilter,
     input: ListMessagesInput,
-    known?: { users: UserRow[]; groups: GroupRow[] },
+    reads: Omit<PageReads, 'viewer'>,
+    check?: (page: MessagePage) => void,
   ): Promise<{ data: Message[]; meta: MessageListMeta }> {
     const cursor: MessageCursor = {
       affix: affixOf(input),
       id: input.id === undefined ? undefined : cursorId(input.id),
       limit: input.limit ?? input.perPage ?? LIMITS.messageLimitDefault,
     };
-    const rows = await this.deps.messages.list(ctx.appId, filter, cursor);
-    const data = await this.render(ctx, rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, known });
+    const read = await this.deps.messages.readPage(ctx.appId, filter, cursor, { ...reads, viewer: ctx.onBehalfOf });
+    check?.(read);
+    const data = await this.render(ctx, read.rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, read });
     const meta: MessageListMeta = { current: { limit: cursor.limit, count: data.length } };
     const first = data[0];
     const last = data[data.length - 1];
@@ -430,14 +462,28 @@ export class MessagesService {
    * Messages with their entities, mentions, reactions and receipts, from one read each of users,
    * groups, reactions and receipts. `known`: users and groups the caller has just read, so
    * only the others are read. `justStored`: the messages have no reactions or receipts yet.
+   * `read`: everything was read with the rows (MessagesRepository.readPage), nothing more is.
    */
   async render(
     ctx: RequestContext,
     rows: MessageRow[],
-    options: { withTags: boolean; mentionsWithTagInfo?: boolean; known?: { users: UserRow[]; groups: GroupRow[] }; justStored?: boolean },
+    options: {
+      withTags: boolean;
+      mentionsWithTagInfo?: boolean;
+      known?: { users: UserRow[]; groups: GroupRow[] };
+      justStored?: boolean;
+      read?: { users: UserRow[]; groups: GroupRow[]; reactions: Map<string, ReactionCount[]>; states: ConversationStateRow[] };
+    },
     tx?: Executor,
   ): Promise<Message[]> {
     if (rows.length === 0) return [];
+    const read = options.read;
+    if (read) {
+      const userByUid = new Map(read.users.map((user) => [user.uid, user]));
+      const groupByGuid = new Map(read.groups.map((group) => [group.guid, group]));
+      const receipts = receiptsFrom(read.states, ctx.onBehalfOf);
+      return rows.map((row) => withReceipt(toMessage(row, userByUid, groupByGuid, options, read.reactions.get(String(row.id))), receipts(row)));
+    }
     const fresh = options.justStored;
     const userByUid = new Map(options.known?.users.map((user) => [user.uid, user]));
     const groupByGuid = new Map(options.known?.groups.map((group) => [group.guid, group]));

@@ -35,7 +35,14 @@ export async function loadReceipts(
     const uid = readerOf(row, viewer);
     if (uid !== undefined) pairs.set(`${uid}\u0000${row.conversation_id}`, { uid, conversationId: row.conversation_id });
   }
-  const found = await states.getMany(appId, [...pairs.values()], tx);
+  return receiptsFrom(await states.getMany(appId, [...pairs.values()], tx), viewer);
+}
+
+/**
+ * The receipts of messages, from conversation states already read for them (those of
+ * loadReceipts, or more: only the states of each message's reader are used).
+ */
+export function receiptsFrom(found: ConversationStateRow[], viewer: string | undefined): (row: MessageRow) => Receipt {
   const byKey = new Map<string, ConversationStateRow>(found.map((state) => [`${state.uid}\u0000${state.conversation_id}`, state]));
   return (row) => {
     const uid = readerOf(row, viewer);

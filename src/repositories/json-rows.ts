@@ -1,0 +1,44 @@
+import { sql, type RawBuilder } from 'kysely';
+import { parseTimestamptz } from '../db/timestamps.js';
+
+/**
+ * Rows that travel as JSON arrays inside one result (e.g. a page of messages with its users),
+ * read back into exactly the rows a plain SELECT gives. The driver parses a result field by
+ * field (~4 µs per message row); one JSON.parse of an aggregate is several times cheaper.
+ *
+ * How each column travels: `value` as JSON does it (text, numbers, booleans, arrays, json);
+ * `bigint` and `timestamp` as their text, read as the driver reads them (a string of digits;
+ * parseTimestamptz), so the rows are the same on both engines and to the millisecond.
+ */
+export type JsonColumn = 'value' | 'bigint' | 'timestamp';
+/** Every column of a table, so a column added to the table's type must be added here too. */
+export type JsonColumns<Row> = { readonly [K in keyof Row]-?: JsonColumn };
+
+export interface JsonRowCodec<Row> {
+  /** `json_build_array(<alias>.<column>, ...)`, in the order of the columns. */
+  select(alias: string): RawBuilder<unknown>;
+  /** One array built by `select`, as a row. */
+  read(values: unknown[]): Row;
+}
+
+export function jsonRowCodec<Row>(columns: JsonColumns<Row>): JsonRowCodec<Row> {
+  const entries = Object.entries(columns) as Array<[string, JsonColumn]>;
+  for (const [name] of entries) if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain column name: ${name}`);
+  // Built once: the statement text per alias, and a reader that builds each row as one literal.
+  const selects = new Map<string, RawBuilder<unknown>>();
+  const fields = entries.map(([name, kind], i) => `${name}: ${kind === 'timestamp' ? `timestamp(v[${i}])` : `v[${i}]`}`);
+  const build = new Function('timestamp', `return (v) => ({ ${fields.join(', ')} });`) as (timestamp: (value: unknown) => unknown) => (values: unknown[]) => Row;
+  return {
+    select(alias) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(alias)) throw new Error(`not a plain alias: ${alias}`);
+      let select = selects.get(alias);
+      if (!select) {
+        const values = entries.map(([name, kind]) => `"${alias}"."${name}"${kind === 'value' ? '' : '::text'}`);
+        select = sql.raw(`json_build_array(${values.join(', ')})`);
+        selects.set(alias, select);
+      }
+      return select;
+    },
+    read: build((value) => (typeof value === 'string' ? parseTimestamptz(value) : value)),
+  };
+}
