@@ -3,7 +3,7 @@ import { translated } from '../db/driver-errors.js';
 import type { GroupsTable, GroupType, MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
-import { escapeLike } from './sql-helpers.js';
+import { anyOf, escapeLike } from './sql-helpers.js';
 
 export type GroupRow = Selectable<GroupsTable>;
 
@@ -135,7 +135,7 @@ export class GroupsRepository {
   /** Groups by guid; unknown guids are absent. */
   async getMany(appId: string, guids: string[], tx: Executor = this.db): Promise<GroupRow[]> {
     if (guids.length === 0) return [];
-    return tx.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', 'in', guids).execute();
+    return tx.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', '=', anyOf(guids)).execute();
   }
 
   /** The group, its row locked until the transaction ends (member changes serialise on it). */

@@ -5,6 +5,7 @@ import type { DB, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { GroupRow } from './groups.repository.js';
 import type { MessageRow, NewMessage, SendFacts } from './messages.repository.js';
+import { anyOf } from './sql-helpers.js';
 import type { UserRow } from './users.repository.js';
 
 /** A message to insert in bulk: imported (with its sentAt and receipts) or sent now. */
@@ -73,7 +74,7 @@ export class MessageBatchesRepository {
       }
       return results;
     },
-    { maxBatch: 500, maxInFlight: 4 },
+    { maxBatch: 500, maxInFlight: 8 },
   );
 
   /**
@@ -98,8 +99,8 @@ export class MessageBatchesRepository {
         const pairs = (list: typeof asked, flip = false) =>
           sql`(select * from unnest(${list.map((item) => (flip ? item.receiver : item.sender))}::text[], ${list.map((item) => (flip ? item.sender : item.receiver))}::text[]) as p (a, b))`;
         const [users, groups, blocks, members, bans] = await Promise.all([
-          this.db.selectFrom('users').selectAll().where('app_id', '=', appId).where('uid', 'in', uids).execute(),
-          guids.length ? this.db.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', 'in', guids).execute() : [],
+          this.db.selectFrom('users').selectAll().where('app_id', '=', appId).where('uid', '=', anyOf(uids)).execute(),
+          guids.length ? this.db.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', '=', anyOf(guids)).execute() : [],
           toUser.length
             ? sql<{ uid: string; blocked_uid: string }>`
                 select b.uid, b.blocked_uid from blocked_users b
@@ -143,13 +144,13 @@ export class MessageBatchesRepository {
       }
       return results;
     },
-    { maxBatch: 500, maxInFlight: 4 },
+    { maxBatch: 500, maxInFlight: 8 },
   );
 
   /** The groups of these guids that exist, locked against deletion until the transaction ends (in guid order). */
   async lockExistingGroups(appId: string, guids: string[], tx: Executor = this.db): Promise<GroupRow[]> {
     if (guids.length === 0) return [];
-    return tx.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', 'in', guids).orderBy('guid').forKeyShare().execute();
+    return tx.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', '=', anyOf(guids)).orderBy('guid').forKeyShare().execute();
   }
 
   /**
@@ -212,7 +213,7 @@ export class MessageBatchesRepository {
       });
       return `${fields.slice(0, -1)},"data":${message.dataJson}}`;
     });
-    const inserted = await sql<{ id: string; sender: string; muid: string | null; sent_at: Date }>`
+    const inserted = await sql<{ id: string; sender: string; muid: string | null; sent_at: Date; conversation_id: string }>`
       with r as (
         select * from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
           n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
@@ -226,15 +227,13 @@ export class MessageBatchesRepository {
         on conflict (app_id, sender, muid) where muid is not null do nothing
         returning id, conversation_id, sender, receiver, receiver_type, muid, sent_at, delivered_at, read_at
       ), last as (
-        -- A send moves the conversation's time to its own (an import's was set above).
-        update conversations c set last_message_id = greatest(c.last_message_id, m.id), updated_at = greatest(c.updated_at, m.sent_at)
-        from (select conversation_id, max(id) as id, max(sent_at) as sent_at from ins group by conversation_id) m
-        where c.app_id = ${appId} and c.conversation_id = m.conversation_id
-      ), emptied as (
-        -- A conversation created here whose every message was a repeated muid is taken back.
-        delete from conversations c
-        where c.app_id = ${appId} and c.conversation_id = any(${created}::text[])
-          and not exists (select 1 from ins where ins.conversation_id = c.conversation_id)
+        -- A send moves the conversation's time to its own (an import's was set above). Written as
+        -- an upsert of rows that exist, so each is found through the key whatever the planner
+        -- believes of the table (a join to ins may scan it all when its statistics are stale).
+        insert into conversations as c (app_id, conversation_id, conversation_type, last_message_id, updated_at)
+        select ${appId}, conversation_id, min(receiver_type), max(id), max(sent_at) from ins group by conversation_id
+        on conflict (app_id, conversation_id) do update
+          set last_message_id = greatest(c.last_message_id, excluded.last_message_id), updated_at = greatest(c.updated_at, excluded.updated_at)
       ), sides as (
         insert into user_conversations (app_id, uid, conversation_id, conversation_with)
         select distinct ${appId}, side.uid, ins.conversation_id, side.other
@@ -265,7 +264,16 @@ export class MessageBatchesRepository {
           read_at = case when excluded.read_message_id > coalesce(s.read_message_id, 0) then excluded.read_at else s.read_at end,
           updated_at = now()
       )
-      select ins.id, ins.sender, ins.muid, ins.sent_at from ins`.execute(tx);
+      select ins.id, ins.sender, ins.muid, ins.sent_at, ins.conversation_id from ins`.execute(tx);
+    // A conversation created here whose every message was a muid used before is taken back
+    // (rare: only then is there a statement for it).
+    if (created.length > 0) {
+      const kept = new Set(inserted.rows.map((row) => row.conversation_id));
+      const emptied = created.filter((id) => !kept.has(id));
+      if (emptied.length > 0) {
+        await tx.deleteFrom('conversations').where('app_id', '=', appId).where('conversation_id', 'in', emptied).execute();
+      }
+    }
     // Each row back to its message: by sender and muid; messages without a muid (which never
     // conflict) took their ids in the order given.
     const byMuid = new Map<string, (typeof inserted.rows)[number]>();

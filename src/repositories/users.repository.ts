@@ -5,7 +5,7 @@ import type { DB, UsersTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { PageRequest } from '../domain/pagination.js';
 import { pageOffset } from '../domain/pagination.js';
-import { escapeLike } from './sql-helpers.js';
+import { anyOf, escapeLike } from './sql-helpers.js';
 
 export type UserRow = Selectable<UsersTable>;
 
@@ -180,7 +180,7 @@ export class UsersRepository {
   /** Users by uid, deactivated or not; unknown uids are absent. */
   async getMany(appId: string, uids: string[], tx: Executor = this.db): Promise<UserRow[]> {
     if (uids.length === 0) return [];
-    return tx.selectFrom('users').selectAll().where('app_id', '=', appId).where('uid', 'in', uids).execute();
+    return tx.selectFrom('users').selectAll().where('app_id', '=', appId).where('uid', '=', anyOf(uids)).execute();
   }
 
   /** An active (not deactivated) user. */

@@ -295,6 +295,26 @@ describe('import-messages', () => {
     assert.equal(live[`${p}-live`].error.code, 'ERR_IMPORT_MUID_ALREADY_EXISTS');
   });
 
+  it('leaves no conversation behind when its only message is a muid used before', async () => {
+    const [alice, bob, carol] = await newUids(t, t.appA, 3);
+    const muid = uniqueId('once');
+    assert.equal((await imported(t.appA, { [muid]: textRecord(muid, alice!, bob!, T0) }))[muid].success, true);
+    // The same sender's muid, now to carol: refused, and the alice–carol conversation it would open is not kept.
+    const again = await imported(t.appA, { [muid]: textRecord(muid, alice!, carol!, T0 + 1) });
+    assert.equal(again[muid].error.code, 'ERR_IMPORT_MUID_ALREADY_EXISTS');
+    const conversationId = [alice!, carol!].sort().join('_user_');
+    assert.equal(errorCode(await t.call(t.appA, `/v3/conversations/${conversationId}`, { onBehalfOf: alice })), 'ERR_CONVERSATION_NOT_ACCESSIBLE');
+    const list = body(await t.call(t.appA, '/v3/conversations', { onBehalfOf: alice })).data;
+    assert.deepEqual(list.map((conversation: any) => conversation.conversationId), [[alice!, bob!].sort().join('_user_')]);
+    // Its first real message opens it for both sides.
+    const next = uniqueId('next');
+    assert.equal((await imported(t.appA, { [next]: textRecord(next, alice!, carol!, T0 + 2) }))[next].success, true);
+    for (const uid of [alice!, carol!]) {
+      const opened = await t.call(t.appA, `/v3/conversations/${conversationId}`, { onBehalfOf: uid });
+      assert.equal(opened.statusCode, 200, opened.body);
+    }
+  });
+
   it('two concurrent imports of one batch store exactly one copy', async () => {
     const uids = await newUids(t, t.appA, 6);
     const p = uniqueId('race');
