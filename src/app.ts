@@ -71,14 +71,20 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
 
   app.setValidatorCompiler(validatorCompiler);
   // A route with an optional body sees `{}` when none was sent; required fields still fail.
-  app.addHook('preValidation', async (request) => {
-    assertNoNulInRequest(request);
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      assertNoNulInRequest(request);
+    } catch (error) {
+      return done(error as Error);
+    }
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
+    done();
   });
   const inFlight = trackInFlight(app);
   installErrorHandling(app, { bodyLimit: options.config.bodyLimit });
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
   await installOpenApi(app, tenancy, PARLEY_VERSION);
 

@@ -79,8 +79,21 @@ export class AppsService {
    * Checks that `ctx.appId` is an app of this region and that `apiKey` is one of its keys.
    * One query; the key is looked up by its hash and the hashes compared in constant time.
    */
+  /** Hashes of the keys sent lately: every request sends its key, and hashing costs more than a lookup. */
+  private readonly keyHashes = new Map<string, string>();
+
+  private hashOf(apiKey: string): string {
+    let hash = this.keyHashes.get(apiKey);
+    if (hash === undefined) {
+      hash = sha256Hex(apiKey);
+      if (this.keyHashes.size >= 1_000) this.keyHashes.clear();
+      this.keyHashes.set(apiKey, hash);
+    }
+    return hash;
+  }
+
   async authenticate(ctx: RequestContext, apiKey: string | undefined): Promise<Credential> {
-    const keyHash = sha256Hex(apiKey ?? '');
+    const keyHash = this.hashOf(apiKey ?? '');
     const found = await this.deps.apps.getWithKey(ctx.appId, keyHash);
     if (!found || found.app.region !== this.deps.region) {
       throw new AppError('AUTH_ERR_INVALID_APPID', { params: { appId: ctx.appId, region: this.deps.region } });
