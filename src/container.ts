@@ -42,7 +42,6 @@ export function createServices(
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
-  const messagesRepository = new MessagesRepository(db);
   const repositories = {
     apps: new AppsRepository(db, credentials),
     apiKeys: new ApiKeysRepository(db, credentials),
@@ -54,9 +53,9 @@ export function createServices(
     permissions: new PermissionsRepository(db),
     friends: new FriendsRepository(db),
     blockedUsers: new BlockedUsersRepository(db),
-    messages: messagesRepository,
-    // Coalesced sends, and a batch that fails retried one message at a time.
-    messageBatches: new MessageBatchesRepository(db, async (appId, message) => (await messagesRepository.store(appId, message)).row),
+    messages: new MessagesRepository(db),
+    // Coalesced sends, and the data import's messages.
+    messageBatches: new MessageBatchesRepository(db),
     conversations: new ConversationsRepository(db),
     conversationStates: new ConversationStatesRepository(db),
     reactions: new ReactionsRepository(db),

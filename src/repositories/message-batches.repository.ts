@@ -1,75 +1,82 @@
 import { sql, type Kysely } from 'kysely';
 import { Batcher } from '../db/batcher.js';
-import { UniqueViolation } from '../db/driver-errors.js';
+import { translated } from '../db/driver-errors.js';
+import { parseTimestamptz } from '../db/timestamps.js';
 import type { DB, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { GroupRow } from './groups.repository.js';
-import type { MessageRow, NewMessage, SendFacts } from './messages.repository.js';
+import { GROUP_ROW, USER_ROW, type MessageRow, type NewMessage, type SendFacts } from './messages.repository.js';
 import { anyOf } from './sql-helpers.js';
 import type { UserRow } from './users.repository.js';
 
-/** A message to insert in bulk: imported (with its sentAt and receipts) or sent now. */
-export interface BulkMessage {
-  conversationId: string;
-  sender: string;
-  receiver: string;
-  receiverType: ReceiverType;
-  category: string;
-  type: string;
-  /** Already serialised JSON, so key order and bytes are kept. */
-  dataJson: string;
-  tags: string[];
-  mentionedUids: string[];
-  muid: string | null;
-  /** Its place in the history; null: now (the time it is stored, as a send). */
-  sentAt: Date | null;
+/** A message to insert in bulk (an imported one), with its place in the history and its receipts. */
+export interface BulkMessage extends Omit<NewMessage, 'parentId'> {
+  sentAt: Date;
   deliveredAt: Date | null;
   readAt: Date | null;
 }
 
+/** What a coalesced send found and did (see MessageBatchesRepository.send). */
+export interface SendOutcome {
+  /** What the send was checked against, read in the statement that stored it. */
+  facts: SendFacts;
+  /** The stored message; absent when a check failed (the facts tell which) or the muid was used before. */
+  row?: MessageRow;
+  /** The id of the sender's earlier message with this muid: nothing was stored. */
+  firstId?: string;
+}
+
 /**
- * Messages written many at a time, in two statements whatever their number: a chunk of the
- * data import, and concurrent sends coalesced into one transaction (the application's group
- * commit, as for create-user: see Batcher).
+ * Messages written many at a time: a chunk of the data import (insertMany), and concurrent
+ * sends coalesced into one statement (send: the application's group commit, as for create-user;
+ * see Batcher).
  */
 export class MessageBatchesRepository {
-  constructor(
-    private readonly db: Kysely<DB>,
-    /** Stores one message on its own (MessagesRepository.store): a batch that fails is retried this way, item by item. */
-    private readonly storeOne: (appId: string, message: NewMessage) => Promise<MessageRow>,
-  ) {}
+  constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * Stores a sent message (not a thread reply), coalesced with the sends of the same moment:
-   * it commits with them, in one transaction per app. A muid the sender used before (or twice
-   * in the batch) rejects with UniqueViolation, as MessagesRepository.store does.
+   * Checks and stores a sent message (not a thread reply), coalesced with the sends of the same
+   * moment: ONE statement for them all reads what each is checked against (the sender; the
+   * receiving user and the blocks between the two, or the group with the sender's membership
+   * and ban; an earlier message with the muid), stores those that pass, and answers the facts
+   * with each stored row. It is MessagesRepository.store made multi-row: each conversation's
+   * row is locked (in key order) while its message's id is drawn, so ids follow commit order.
+   * A conversation takes one message per statement; more to it wait for the next round.
+   * A muid used twice at once raises UniqueViolation, as store does.
    */
-  async store(appId: string, message: NewMessage): Promise<MessageRow> {
+  async send(appId: string, message: NewMessage): Promise<SendOutcome> {
     return this.sendBatcher.submit({ appId, message });
   }
 
-  private readonly sendBatcher = new Batcher<{ appId: string; message: NewMessage }, MessageRow>(
+  private readonly sendBatcher = new Batcher<{ appId: string; message: NewMessage }, SendOutcome>(
     async (items) => {
-      const results: Array<MessageRow | Error> = new Array(items.length);
+      const results: Array<SendOutcome | Error> = new Array(items.length);
       const byApp = new Map<string, number[]>();
       items.forEach((item, index) => byApp.set(item.appId, [...(byApp.get(item.appId) ?? []), index]));
       for (const [appId, indexes] of byApp) {
-        const messages = indexes.map((index): BulkMessage => ({ ...items[index]!.message, sentAt: null, deliveredAt: null, readAt: null }));
-        try {
-          const rows = await this.db.transaction().execute((tx) => this.insert(appId, messages, tx));
-          const byN = new Map(rows.map((row, k) => [row.n, rows[k]!.row]));
-          indexes.forEach((index, n) => (results[index] = byN.get(n) ?? new UniqueViolation('messages_app_sender_muid', undefined)));
-        } catch {
-          // One bad message (e.g. its receiver deleted meanwhile) must not fail the others.
-          await Promise.all(
-            indexes.map(async (index) => {
+        // Rounds in which each conversation appears once, in the order sent.
+        const rounds: number[][] = [];
+        const roundOf = new Map<string, number>();
+        for (const index of indexes) {
+          const conversationId = items[index]!.message.conversationId;
+          const round = roundOf.get(conversationId) ?? 0;
+          roundOf.set(conversationId, round + 1);
+          (rounds[round] ??= []).push(index);
+        }
+        for (const round of rounds) {
+          try {
+            const outcomes = await this.sendRound(appId, round.map((index) => items[index]!.message));
+            round.forEach((index, n) => (results[index] = outcomes[n]!));
+          } catch {
+            // One send's failure (a muid sent twice at once) must not fail the others.
+            for (const index of round) {
               try {
-                results[index] = await this.storeOne(appId, items[index]!.message);
+                results[index] = (await this.sendRound(appId, [items[index]!.message]))[0]!;
               } catch (error) {
                 results[index] = error instanceof Error ? error : new Error(String(error));
               }
-            }),
-          );
+            }
+          }
         }
       }
       return results;
@@ -77,75 +84,117 @@ export class MessageBatchesRepository {
     { maxBatch: 500, maxInFlight: 8 },
   );
 
-  /**
-   * What a send is checked against (as MessagesRepository.sendFacts), read for the sends of the
-   * same moment together: one query per table for all of them instead of one query per send.
-   */
-  async sendFacts(appId: string, sender: string, receiverType: ReceiverType, receiver: string): Promise<SendFacts> {
-    return this.factsBatcher.submit({ appId, sender, receiverType, receiver });
+  /** One statement for sends to distinct conversations: see send. */
+  private async sendRound(appId: string, messages: NewMessage[]): Promise<SendOutcome[]> {
+    // data is already JSON text: spliced in as is, keeping its key order and bytes.
+    const records = messages.map((message, n) => {
+      const fields = JSON.stringify({
+        n,
+        conversation_id: message.conversationId,
+        sender: message.sender,
+        receiver: message.receiver,
+        receiver_type: message.receiverType,
+        category: message.category,
+        type: message.type,
+        tags: message.tags,
+        mentioned_uids: message.mentionedUids,
+        muid: message.muid,
+      });
+      return `${fields.slice(0, -1)},"data":${message.dataJson}}`;
+    });
+    type Found = {
+      n: number;
+      sender_row: unknown[] | null;
+      receiver_row: unknown[] | null;
+      group_row: unknown[] | null;
+      sender_blocked_receiver: boolean;
+      receiver_blocked_sender: boolean;
+      is_member: boolean;
+      is_banned: boolean;
+      first_id: string | null;
+      id: string | null;
+      at: string | null;
+    };
+    const result = await translated(() =>
+      sql<Found>`
+        with r as (
+          select * from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
+            n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
+            tags text[], mentioned_uids text[], muid text)
+        ), f as (
+          select r.*,
+            case when s.uid is not null then ${USER_ROW.select('s')} end as sender_row,
+            s.uid is not null and s.deactivated_at is null as sender_active,
+            case when u.uid is not null then ${USER_ROW.select('u')} end as receiver_row,
+            u.uid is not null and u.deactivated_at is null as receiver_active,
+            case when g.guid is not null then ${GROUP_ROW.select('g')} end as group_row,
+            r.receiver_type = 'user' and exists (
+              select 1 from blocked_users b where b.app_id = ${appId} and b.uid = r.sender and b.blocked_uid = r.receiver) as sender_blocked_receiver,
+            r.receiver_type = 'user' and exists (
+              select 1 from blocked_users b where b.app_id = ${appId} and b.uid = r.receiver and b.blocked_uid = r.sender) as receiver_blocked_sender,
+            r.receiver_type = 'group' and exists (
+              select 1 from group_members m where m.app_id = ${appId} and m.guid = r.receiver and m.uid = r.sender) as is_member,
+            r.receiver_type = 'group' and exists (
+              select 1 from group_bans b where b.app_id = ${appId} and b.guid = r.receiver and b.uid = r.sender) as is_banned,
+            case when r.muid is not null then (
+              select m.id from messages m where m.app_id = ${appId} and m.sender = r.sender and m.muid = r.muid) end as first_id
+          from r
+          -- limit 1 keeps each lookup a probe per row: a join the planner may hash, scanning the table.
+          left join lateral (select * from users x where x.app_id = ${appId} and x.uid = r.sender limit 1) s on true
+          left join lateral (select * from users x where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.receiver limit 1) u on true
+          left join lateral (select * from groups x where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver limit 1) g on true
+        ), ok as (
+          -- The rules of a send (MessagesService.checkReceiver gives the error of one that fails).
+          select * from f
+          where f.sender_active and f.first_id is null and case
+            when f.receiver_type = 'user' then f.receiver_active and not f.sender_blocked_receiver and not f.receiver_blocked_sender
+            else f.group_row is not null and f.is_member end
+        ), conv as (
+          insert into conversations as c (app_id, conversation_id, conversation_type, last_message_id, updated_at)
+          select ${appId}, ok.conversation_id, ok.receiver_type, nextval(pg_get_serial_sequence('messages', 'id')), clock_timestamp()
+          from ok order by ok.conversation_id
+          on conflict (app_id, conversation_id) do update
+            set last_message_id = nextval(pg_get_serial_sequence('messages', 'id')), updated_at = clock_timestamp()
+          returning c.conversation_id, c.last_message_id as id, c.updated_at as at, (xmax = 0) as created
+        ), sides as (
+          insert into user_conversations (app_id, uid, conversation_id, conversation_with)
+          select ${appId}, side.uid, ok.conversation_id, side.other
+          from ok join conv on conv.conversation_id = ok.conversation_id,
+               lateral (values (ok.sender, ok.receiver), (ok.receiver, ok.sender)) as side (uid, other)
+          where conv.created and ok.receiver_type = 'user'
+          on conflict do nothing
+        ), ins as (
+          insert into messages (app_id, id, conversation_id, sender, receiver, receiver_type, category, type, data, tags,
+                                mentioned_uids, muid, sent_at)
+          overriding system value
+          select ${appId}, conv.id, ok.conversation_id, ok.sender, ok.receiver, ok.receiver_type, ok.category, ok.type, ok.data,
+                 ok.tags, ok.mentioned_uids, ok.muid, conv.at
+          from ok join conv on conv.conversation_id = ok.conversation_id
+        )
+        select f.n, f.sender_row, f.receiver_row, f.group_row, f.sender_blocked_receiver, f.receiver_blocked_sender,
+               f.is_member, f.is_banned, f.first_id::text as first_id, conv.id::text as id, conv.at::text as at
+        from f left join conv on conv.conversation_id = f.conversation_id`.execute(this.db),
+    );
+    const outcomes: SendOutcome[] = new Array(messages.length);
+    for (const found of result.rows) {
+      const message = messages[found.n]!;
+      const sender = found.sender_row ? USER_ROW.read(found.sender_row) : undefined;
+      const facts: SendFacts =
+        message.receiverType === 'user'
+          ? {
+              sender,
+              receiverUser: found.receiver_row ? USER_ROW.read(found.receiver_row) : undefined,
+              senderBlockedReceiver: found.sender_blocked_receiver,
+              receiverBlockedSender: found.receiver_blocked_sender,
+            }
+          : { sender, group: found.group_row ? GROUP_ROW.read(found.group_row) : undefined, isMember: found.is_member, isBanned: found.is_banned };
+      const outcome: SendOutcome = { facts };
+      if (found.first_id !== null) outcome.firstId = found.first_id;
+      if (found.id !== null && found.at !== null) outcome.row = storedRow(appId, message, found.id, parseTimestamptz(found.at));
+      outcomes[found.n] = outcome;
+    }
+    return outcomes;
   }
-
-  private readonly factsBatcher = new Batcher<{ appId: string; sender: string; receiverType: ReceiverType; receiver: string }, SendFacts>(
-    async (items) => {
-      const results: SendFacts[] = new Array(items.length);
-      const byApp = new Map<string, number[]>();
-      items.forEach((item, index) => byApp.set(item.appId, [...(byApp.get(item.appId) ?? []), index]));
-      for (const [appId, indexes] of byApp) {
-        const asked = indexes.map((index) => items[index]!);
-        const toUser = asked.filter((item) => item.receiverType === 'user');
-        const toGroup = asked.filter((item) => item.receiverType === 'group');
-        const uids = [...new Set(asked.flatMap((item) => (item.receiverType === 'user' ? [item.sender, item.receiver] : [item.sender])))];
-        const guids = [...new Set(toGroup.map((item) => item.receiver))];
-        const pairs = (list: typeof asked, flip = false) =>
-          sql`(select * from unnest(${list.map((item) => (flip ? item.receiver : item.sender))}::text[], ${list.map((item) => (flip ? item.sender : item.receiver))}::text[]) as p (a, b))`;
-        const [users, groups, blocks, members, bans] = await Promise.all([
-          this.db.selectFrom('users').selectAll().where('app_id', '=', appId).where('uid', '=', anyOf(uids)).execute(),
-          guids.length ? this.db.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', '=', anyOf(guids)).execute() : [],
-          toUser.length
-            ? sql<{ uid: string; blocked_uid: string }>`
-                select b.uid, b.blocked_uid from blocked_users b
-                join (${pairs(toUser)} union ${pairs(toUser, true)}) as p on b.uid = p.a and b.blocked_uid = p.b
-                where b.app_id = ${appId}`.execute(this.db).then((result) => result.rows)
-            : [],
-          toGroup.length
-            ? sql<{ guid: string; uid: string }>`
-                select m.guid, m.uid from group_members m join ${pairs(toGroup, true)} as p on m.guid = p.a and m.uid = p.b
-                where m.app_id = ${appId}`.execute(this.db).then((result) => result.rows)
-            : [],
-          toGroup.length
-            ? sql<{ guid: string; uid: string }>`
-                select g.guid, g.uid from group_bans g join ${pairs(toGroup, true)} as p on g.guid = p.a and g.uid = p.b
-                where g.app_id = ${appId}`.execute(this.db).then((result) => result.rows)
-            : [],
-        ]);
-        const userByUid = new Map<string, UserRow>(users.map((user) => [user.uid, user]));
-        const groupByGuid = new Map<string, GroupRow>(groups.map((group) => [group.guid, group]));
-        const has = (rows: Array<{ a: string; b: string }>) => new Set(rows.map((row) => `${row.a}\u0000${row.b}`));
-        const blocked = has(blocks.map((row) => ({ a: row.uid, b: row.blocked_uid })));
-        const joined = has(members.map((row) => ({ a: row.guid, b: row.uid })));
-        const banned = has(bans.map((row) => ({ a: row.guid, b: row.uid })));
-        indexes.forEach((index) => {
-          const { sender, receiverType, receiver } = items[index]!;
-          results[index] =
-            receiverType === 'user'
-              ? {
-                  sender: userByUid.get(sender),
-                  receiverUser: userByUid.get(receiver),
-                  senderBlockedReceiver: blocked.has(`${sender}\u0000${receiver}`),
-                  receiverBlockedSender: blocked.has(`${receiver}\u0000${sender}`),
-                }
-              : {
-                  sender: userByUid.get(sender),
-                  group: groupByGuid.get(receiver),
-                  isMember: joined.has(`${receiver}\u0000${sender}`),
-                  isBanned: banned.has(`${receiver}\u0000${sender}`),
-                };
-        });
-      }
-      return results;
-    },
-    { maxBatch: 500, maxInFlight: 8 },
-  );
 
   /** The groups of these guids that exist, locked against deletion until the transaction ends (in guid order). */
   async lockExistingGroups(appId: string, guids: string[], tx: Executor = this.db): Promise<GroupRow[]> {
@@ -290,31 +339,42 @@ export class MessageBatchesRepository {
     });
     return found.map(({ id, n, sent_at }) => {
       const message = messages[n]!;
-      const row: MessageRow = {
-        app_id: appId,
-        id: String(id),
-        conversation_id: message.conversationId,
-        sender: message.sender,
-        receiver: message.receiver,
-        receiver_type: message.receiverType,
-        category: message.category,
-        type: message.type,
-        data: JSON.parse(message.dataJson) as unknown,
-        tags: message.tags,
-        mentioned_uids: message.mentionedUids,
-        muid: message.muid,
-        parent_id: null,
-        reply_count: 0,
-        sent_at: sent_at instanceof Date ? sent_at : new Date(sent_at),
-        updated_at: null,
-        edited_at: null,
-        edited_by: null,
-        deleted_at: null,
-        deleted_by: null,
-        delivered_at: message.deliveredAt,
-        read_at: message.readAt,
-      };
-      return { n, row };
+      const sentAt = sent_at instanceof Date ? sent_at : new Date(sent_at);
+      return { n, row: storedRow(appId, message, String(id), sentAt, { deliveredAt: message.deliveredAt, readAt: message.readAt }) };
     });
   }
+}
+
+/** The row of a message just stored, made from what was sent and what the database drew. */
+function storedRow(
+  appId: string,
+  message: Omit<NewMessage, 'parentId'>,
+  id: string,
+  sentAt: Date,
+  receipts: { deliveredAt: Date | null; readAt: Date | null } = { deliveredAt: null, readAt: null },
+): MessageRow {
+  return {
+    app_id: appId,
+    id,
+    conversation_id: message.conversationId,
+    sender: message.sender,
+    receiver: message.receiver,
+    receiver_type: message.receiverType,
+    category: message.category,
+    type: message.type,
+    data: message.data ?? (JSON.parse(message.dataJson) as unknown),
+    tags: message.tags,
+    mentioned_uids: message.mentionedUids,
+    muid: message.muid,
+    parent_id: null,
+    reply_count: 0,
+    sent_at: sentAt,
+    updated_at: null,
+    edited_at: null,
+    edited_by: null,
+    deleted_at: null,
+    deleted_by: null,
+    delivered_at: receipts.deliveredAt,
+    read_at: receipts.readAt,
+  };
 }

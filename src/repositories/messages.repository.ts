@@ -31,6 +31,8 @@ export interface NewMessage {
   type: string;
   /** Already serialised JSON, so key order and bytes are kept. */
   dataJson: string;
+  /** The same data as an object, when the caller has it: the stored row then takes it as is. */
+  data?: Record<string, unknown>;
   tags: string[];
   mentionedUids: string[];
   muid: string | null;
@@ -116,12 +118,12 @@ const MESSAGE_ROW = jsonRowCodec<MessageRow>({
   reply_count: 'value', sent_at: 'timestamp', updated_at: 'timestamp', edited_at: 'timestamp', edited_by: 'value',
   deleted_at: 'timestamp', deleted_by: 'value', delivered_at: 'timestamp', read_at: 'timestamp',
 });
-const USER_ROW = jsonRowCodec<UserRow>({
+export const USER_ROW = jsonRowCodec<UserRow>({
   app_id: 'value', uid: 'value', name: 'value', avatar: 'value', link: 'value', role: 'value', status_message: 'value',
   metadata: 'value', tags: 'value', status: 'value', created_at: 'timestamp', updated_at: 'timestamp',
   last_active_at: 'timestamp', deactivated_at: 'timestamp',
 });
-const GROUP_ROW = jsonRowCodec<GroupRow>({
+export const GROUP_ROW = jsonRowCodec<GroupRow>({
   app_id: 'value', guid: 'value', name: 'value', type: 'value', password_hash: 'value', icon: 'value', description: 'value',
   metadata: 'value', tags: 'value', owner: 'value', members_count: 'value', created_at: 'timestamp', updated_at: 'timestamp',
 });

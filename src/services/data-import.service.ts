@@ -354,6 +354,7 @@ export class DataImportService {
           category: prepared.category,
           type: prepared.type,
           dataJson: prepared.dataJson,
+          data: prepared.data,
           tags: prepared.tags,
           mentionedUids: [],
           muid: record.muid,

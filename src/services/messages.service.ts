@@ -121,6 +121,8 @@ export interface Prepared {
   category: string;
   type: string;
   dataJson: string;
+  /** What dataJson holds. */
+  data: Record<string, unknown>;
   tags: string[];
   mentioned: string[];
   muid: string | null;
@@ -163,28 +165,31 @@ export class MessagesService {
     }
     // A reply's parent and the receivers of a multi-send are checked against a known sender.
     if (thread || input.multipleReceivers) await this.deps.usersService.requireActor(ctx);
-    if (!input.multipleReceivers) {
-      const target = thread ? await thread() : targets[0]!;
-      const facts = await this.deps.batches.sendFacts(ctx.appId, sender, target.receiverType, target.receiver);
-      if (!facts.sender || facts.sender.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid: sender } });
+    if (thread) {
+      const target = await thread();
+      const facts = await this.deps.messages.sendFacts(ctx.appId, sender, target.receiverType, target.receiver);
+      requireSender(facts, sender);
       // A retried send answers its first message, whatever changed since.
       if (prepared.muid !== null) {
         const first = await this.deps.messages.getByMuid(ctx.appId, sender, prepared.muid);
         if (first) return (await this.render(ctx, [first], { withTags: true }))[0]!;
       }
-      return this.sendOne(ctx, sender, target, prepared, facts);
+      return this.sendReply(ctx, sender, target, prepared, facts);
     }
+    if (!input.multipleReceivers) return this.sendNow(ctx, sender, targets[0]!, prepared);
+    // The receivers' sends go together (one statement for them all), each with its own result.
+    const outcomes = await Promise.all(
+      targets.map(async (target): Promise<SendResult> => {
+        try {
+          return { success: true, data: await this.sendNow(ctx, sender, target, prepared) };
+        } catch (error) {
+          if (!(error instanceof AppError) || error.status >= 500) throw error;
+          return uidFailure(error);
+        }
+      }),
+    );
     const result: MultiSendResult = { uids: {}, guids: {} };
-    for (const target of targets) {
-      const bucket = target.receiverType === 'user' ? result.uids : result.guids;
-      try {
-        const facts = await this.deps.batches.sendFacts(ctx.appId, sender, target.receiverType, target.receiver);
-        bucket[target.receiver] = { success: true, data: await this.sendOne(ctx, sender, target, prepared, facts) };
-      } catch (error) {
-        if (!(error instanceof AppError) || error.status >= 500) throw error;
-        bucket[target.receiver] = uidFailure(error);
-      }
-    }
+    targets.forEach((target, n) => ((target.receiverType === 'user' ? result.uids : result.guids)[target.receiver] = outcomes[n]!));
     return result;
   }
 
@@ -210,28 +215,66 @@ export class MessagesService {
   }
 
   /**
-   * Checks the receiver's rules and stores the message. A send is one statement, atomic on its
-   * own; a reply runs in a transaction, so a parent deleted meanwhile takes it back.
+   * A send (not a reply): checked and stored in one statement with the sends of the same moment
+   * (MessageBatchesRepository.send), then answered from what that statement read.
    */
-  private async sendOne(ctx: RequestContext, sender: string, target: Target, prepared: Prepared, facts: SendFacts): Promise<Message> {
+  private async sendNow(ctx: RequestContext, sender: string, target: Target, prepared: Prepared): Promise<Message> {
     const { appId } = ctx;
-    const conversationId = this.checkReceiver(sender, target, facts);
-    const mentioned = await this.activeMentions(appId, prepared.mentioned);
     const message: NewMessage = {
       ...prepared,
-      conversationId,
+      conversationId: conversationIdOf(sender, target),
       sender,
       receiver: target.receiver,
       receiverType: target.receiverType,
-      mentionedUids: mentioned,
+      mentionedUids: await this.activeMentions(appId, prepared.mentioned),
+    };
+    // Twice at most: an earlier message found by its muid may be deleted before it is read.
+    for (let attempt = 1; ; attempt++) {
+      let outcome;
+      try {
+        outcome = await this.deps.batches.send(appId, message);
+      } catch (error) {
+        // A concurrent send with the same muid committed first: answer its message.
+        if (error instanceof UniqueViolation && prepared.muid !== null) {
+          const first = await this.deps.messages.getByMuid(appId, sender, prepared.muid);
+          if (first) return (await this.render(ctx, [first], { withTags: true }))[0]!;
+        }
+        throw error;
+      }
+      const { facts, row, firstId } = outcome;
+      requireSender(facts, sender);
+      if (row) {
+        // Its people were read by the checks.
+        const known = { users: [facts.sender!, ...(facts.receiverUser ? [facts.receiverUser] : [])], groups: facts.group ? [facts.group] : [] };
+        return (await this.render(ctx, [row], { withTags: true, known, justStored: true }))[0]!;
+      }
+      // A retried send answers its first message, whatever changed since.
+      if (firstId !== undefined) {
+        const first = await this.deps.messages.get(appId, firstId);
+        if (first) return (await this.render(ctx, [first], { withTags: true }))[0]!;
+        if (attempt < 2) continue;
+      }
+      this.checkReceiver(sender, target, facts);
+      throw new Error('a send was refused by the database but passes the checks');
+    }
+  }
+
+  /** A thread reply: stored in a transaction, so a parent deleted meanwhile takes it back. */
+  private async sendReply(ctx: RequestContext, sender: string, target: Target, prepared: Prepared, facts: SendFacts): Promise<Message> {
+    const { appId } = ctx;
+    this.checkReceiver(sender, target, facts);
+    const message: NewMessage = {
+      ...prepared,
+      conversationId: conversationIdOf(sender, target),
+      sender,
+      receiver: target.receiver,
+      receiverType: target.receiverType,
+      mentionedUids: await this.activeMentions(appId, prepared.mentioned),
       parentId: target.parentId,
     };
     let row: MessageRow;
     try {
-      row =
-        message.parentId === undefined
-          ? await this.storeInConversation(appId, message, this.deps.db)
-          : await withTransaction(this.deps.db, 'send_reply', (tx) => this.storeInConversation(appId, message, tx), ctx.log);
+      row = await withTransaction(this.deps.db, 'send_reply', (tx) => this.storeInConversation(appId, message, tx), ctx.log);
     } catch (error) {
       // A concurrent send with the same muid committed first: answer its message.
       if (error instanceof UniqueViolation && prepared.muid !== null) {
@@ -240,7 +283,6 @@ export class MessagesService {
       }
       throw error;
     }
-    // Its people were read by the checks.
     const known = { users: [facts.sender!, ...(facts.receiverUser ? [facts.receiverUser] : [])], groups: facts.group ? [facts.group] : [] };
     return (await this.render(ctx, [row], { withTags: true, known, justStored: true }))[0]!;
   }
@@ -249,11 +291,10 @@ export class MessagesService {
    * Stores a message in its conversation (see MessagesRepository.store), alone or inside the
    * caller's transaction. Every message enters a conversation here: sends, replies and action
    * messages. A reply whose parent is gone answers ERR_MESSAGE_ID_NOT_FOUND (the caller's
-   * transaction then takes the reply back); a muid used before raises UniqueViolation. A send
-   * outside a transaction commits together with the sends of the same moment (group commit).
+   * transaction then takes the reply back); a muid used before raises UniqueViolation. (A send
+   * goes with the sends of the same moment instead: see sendNow.)
    */
   async storeInConversation(appId: string, message: NewMessage, tx: Executor): Promise<MessageRow> {
-    if (tx === this.deps.db && message.parentId === undefined) return this.deps.batches.store(appId, message);
     const { row, parentFound } = await this.deps.messages.store(appId, message, tx);
     if (message.parentId !== undefined && !parentFound) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: message.parentId } });
     return row;
@@ -275,17 +316,16 @@ export class MessagesService {
     return (await this.deps.users.getMany(appId, uids, tx)).filter((user) => user.deactivated_at === null).map((user) => user.uid);
   }
 
-  /** The receiver's rules, on the facts read for the send; returns the conversation id. */
-  private checkReceiver(sender: string, target: Target, facts: SendFacts): string {
+  /** The receiver's rules, on the facts read for the send (MessageBatchesRepository.send applies the same). */
+  private checkReceiver(sender: string, target: Target, facts: SendFacts): void {
     if (target.receiverType === 'user') {
       const uid = target.receiver;
       if (!facts.receiverUser || facts.receiverUser.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
       if (facts.senderBlockedReceiver) throw new AppError('ERR_BLOCKED_RECEIVER', { params: { uid: sender, receiver: uid } });
       if (facts.receiverBlockedSender) throw new AppError('ERR_BLOCKED_SENDER', { params: { uid: sender, receiver: uid } });
-      return userConversationId(sender, uid);
+      return;
     }
     requireMembership(facts, sender, target.receiver);
-    return groupConversationId(target.receiver);
   }
 
   /**
@@ -507,6 +547,15 @@ export class MessagesService {
   }
 }
 
+/** The sender of `facts` exists and is active. */
+function requireSender(facts: SendFacts, uid: string): void {
+  if (!facts.sender || facts.sender.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
+}
+
+function conversationIdOf(sender: string, target: Target): string {
+  return target.receiverType === 'user' ? userConversationId(sender, target.receiver) : groupConversationId(target.receiver);
+}
+
 /** The group of `facts` exists and has `uid` as a member (not banned); returns it. */
 function requireMembership(facts: SendFacts, uid: string, guid: string): GroupRow {
   if (!facts.group) throw guidNotFound(guid);
@@ -554,6 +603,7 @@ export function prepare(input: SendMessageInput): Prepared {
     category,
     type,
     dataJson,
+    data,
     tags: normalizeTags(input.tags ?? []),
     mentioned,
     muid: input.muid ?? null,
