@@ -620,6 +620,33 @@ export function groupEntity(guid: string, group: GroupRow | undefined): Entity {
   return { entity, entityType: 'group' };
 }
 
+// The entities of the messages of one answer, made once per row read: a page, or an import's
+// answer, names the same few people on every message. Shared objects, only serialised.
+const userEntities = new WeakMap<UserRow, Entity>();
+const receiverEntities = new WeakMap<UserRow, Map<string, Entity>>();
+const groupEntities = new WeakMap<GroupRow, Entity>();
+
+function sharedUserEntity(uid: string, user: UserRow | undefined, conversationId?: string): Entity {
+  if (!user) return userEntity(uid, user, conversationId === undefined ? {} : { conversationId });
+  if (conversationId === undefined) {
+    let entity = userEntities.get(user);
+    if (!entity) userEntities.set(user, (entity = userEntity(uid, user)));
+    return entity;
+  }
+  let byConversation = receiverEntities.get(user);
+  if (!byConversation) receiverEntities.set(user, (byConversation = new Map()));
+  let entity = byConversation.get(conversationId);
+  if (!entity) byConversation.set(conversationId, (entity = userEntity(uid, user, { conversationId })));
+  return entity;
+}
+
+function sharedGroupEntity(guid: string, group: GroupRow | undefined): Entity {
+  if (!group) return groupEntity(guid, group);
+  let entity = groupEntities.get(group);
+  if (!entity) groupEntities.set(group, (entity = groupEntity(guid, group)));
+  return entity;
+}
+
 export function toMessage(
   row: MessageRow,
   users: Map<string, UserRow>,
@@ -632,11 +659,11 @@ export function toMessage(
     ...stored,
     // An action message keeps the entities stored with it: what was acted on, as it was then.
     entities: row.category === 'action' ? (stored.entities as ActionEntities) : {
-      sender: userEntity(row.sender, users.get(row.sender)),
+      sender: sharedUserEntity(row.sender, users.get(row.sender)),
       receiver:
         row.receiver_type === 'user'
-          ? userEntity(row.receiver, users.get(row.receiver), { conversationId: row.conversation_id })
-          : groupEntity(row.receiver, groups.get(row.receiver)),
+          ? sharedUserEntity(row.receiver, users.get(row.receiver), row.conversation_id)
+          : sharedGroupEntity(row.receiver, groups.get(row.receiver)),
     },
   };
   const mentions: Record<string, unknown> = {};
