@@ -38,6 +38,7 @@ export interface ImportBenchResult {
 const USERS = 10_000;
 const CONVERSATIONS = Number(process.env.BENCH_IMPORT_CONVERSATIONS ?? 5_000);
 const T0 = 1_600_000_000;
+const FAILED = '"success":false';
 
 /**
  * Message i: in conversation i mod 5,000 (4 in 5 are 1:1 between two seeded users, 1 in 5 is
@@ -104,17 +105,24 @@ export async function importThroughput(options: ImportBenchOptions): Promise<Imp
   const rssStartMb = server.rssMb();
   let rssPeakMb = rssStartMb;
   const sampler = setInterval(() => (rssPeakMb = Math.max(rssPeakMb, server.rssMb())), 250);
+  // The request bodies are made before the clock starts, as the COPY baseline's files are: the
+  // load generator shares the machine's two cores with the server and PostgreSQL.
+  const bodies = Array.from({ length: options.concurrency }, (_, worker) =>
+    [...batchesOf(worker, options.concurrency, options.messages, options.batch)].map((indexes) => {
+      const records: Record<string, unknown> = {};
+      for (const i of indexes) records[`m${i}`] = message(i, options.messages);
+      return JSON.stringify({ messages: records });
+    }),
+  );
   const started = performance.now();
   try {
     await Promise.all(
-      Array.from({ length: options.concurrency }, async (_, worker) => {
-        for (const indexes of batchesOf(worker, options.concurrency, options.messages, options.batch)) {
-          const records: Record<string, unknown> = {};
-          for (const i of indexes) records[`m${i}`] = message(i, options.messages);
-          const response = await post(agent, server.info.port, headers, JSON.stringify({ messages: records }));
+      bodies.map(async (list) => {
+        for (const body of list) {
+          const response = await post(agent, server.info.port, headers, body);
           if (response.status !== 200) throw new Error(`import answered ${response.status}: ${response.body.slice(0, 500)}`);
-          const results = JSON.parse(response.body).data as Record<string, { success: boolean }>;
-          for (const result of Object.values(results)) if (!result.success) failed++;
+          // Counted in the text, not parsed: the bench's messages cannot contain this string.
+          for (let at = response.body.indexOf(FAILED); at !== -1; at = response.body.indexOf(FAILED, at + 1)) failed++;
         }
       }),
     );

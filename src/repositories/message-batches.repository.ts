@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { Batcher } from '../db/batcher.js';
 import { translated } from '../db/driver-errors.js';
 import { parseTimestamptz } from '../db/timestamps.js';
@@ -9,8 +9,9 @@ import { GROUP_ROW, USER_ROW, type MessageRow, type NewMessage, type SendFacts }
 import { anyOf } from './sql-helpers.js';
 import type { UserRow } from './users.repository.js';
 
-/** A message to insert in bulk (an imported one), with its place in the history and its receipts. */
-export interface BulkMessage extends Omit<NewMessage, 'parentId'> {
+/** A message to insert in bulk (an imported one), with its muid, place in the history and receipts. */
+export interface BulkMessage extends Omit<NewMessage, 'parentId' | 'muid'> {
+  muid: string;
   sentAt: Date;
   deliveredAt: Date | null;
   readAt: Date | null;
@@ -96,8 +97,7 @@ export class MessageBatchesRepository {
         receiver_type: message.receiverType,
         category: message.category,
         type: message.type,
-        tags: message.tags,
-        mentioned_uids: message.mentionedUids,
+        ...listsOf(message),
         muid: message.muid,
       });
       return `${fields.slice(0, -1)},"data":${message.dataJson}}`;
@@ -120,7 +120,7 @@ export class MessageBatchesRepository {
         with r as (
           select * from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
             n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
-            tags text[], mentioned_uids text[], muid text)
+            tags json, mentioned_uids json, muid text)
         ), f as (
           select r.*,
             case when s.uid is not null then ${USER_ROW.select('s')} end as sender_row,
@@ -168,7 +168,7 @@ export class MessageBatchesRepository {
                                 mentioned_uids, muid, sent_at)
           overriding system value
           select ${appId}, conv.id, ok.conversation_id, ok.sender, ok.receiver, ok.receiver_type, ok.category, ok.type, ok.data,
-                 ok.tags, ok.mentioned_uids, ok.muid, conv.at
+                 ${textArray(sql`ok.tags`)}, ${textArray(sql`ok.mentioned_uids`)}, ok.muid, conv.at
           from ok join conv on conv.conversation_id = ok.conversation_id
         )
         select f.n, f.sender_row, f.receiver_row, f.group_row, f.sender_blocked_receiver, f.receiver_blocked_sender,
@@ -214,14 +214,9 @@ export class MessageBatchesRepository {
    * made from the input and the ids the database returns (only those travel back).
    */
   async insertMany(appId: string, messages: BulkMessage[], tx: Executor): Promise<MessageRow[]> {
-    return (await this.insert(appId, messages, tx)).map((inserted) => inserted.row);
-  }
-
-  /** insertMany, each row with its index in `messages`. */
-  private async insert(appId: string, messages: BulkMessage[], tx: Executor): Promise<Array<{ n: number; row: MessageRow }>> {
     if (messages.length === 0) return [];
-    // A conversation's times: of its first and last imported message, or now (null) for sends.
-    const conversations = new Map<string, { conversation_id: string; conversation_type: ReceiverType; first_at: Date | null; last_at: Date | null }>();
+    // A conversation's times: of its first and last imported message.
+    const conversations = new Map<string, { conversation_id: string; conversation_type: ReceiverType; first_at: Date; last_at: Date }>();
     for (const message of messages) {
       const known = conversations.get(message.conversationId);
       if (!known) {
@@ -231,54 +226,50 @@ export class MessageBatchesRepository {
           first_at: message.sentAt,
           last_at: message.sentAt,
         });
-      } else if (message.sentAt && known.last_at && message.sentAt > known.last_at) known.last_at = message.sentAt;
+      } else if (message.sentAt > known.last_at) known.last_at = message.sentAt;
     }
     const ordered = [...conversations.values()].sort((a, b) => (a.conversation_id < b.conversation_id ? -1 : 1));
     const upserted = await sql<{ conversation_id: string; created: boolean }>`
       insert into conversations as c (app_id, conversation_id, conversation_type, created_at, updated_at)
-      select ${appId}, r.conversation_id, r.conversation_type, coalesce(r.first_at, clock_timestamp()), coalesce(r.last_at, clock_timestamp())
+      select ${appId}, r.conversation_id, r.conversation_type, r.first_at, r.last_at
       from json_to_recordset(${JSON.stringify(ordered)}::json) as r(conversation_id text, conversation_type text, first_at timestamptz, last_at timestamptz)
       order by r.conversation_id
       on conflict (app_id, conversation_id) do update set updated_at = greatest(c.updated_at, excluded.updated_at)
       returning c.conversation_id, (xmax = 0) as created`.execute(tx);
     const created = upserted.rows.filter((row) => row.created).map((row) => row.conversation_id);
 
-    // data is already JSON text: spliced in as is, keeping its key order and bytes.
-    const records = messages.map((message, n) => {
-      const fields = JSON.stringify({
-        n,
-        conversation_id: message.conversationId,
-        sender: message.sender,
-        receiver: message.receiver,
-        receiver_type: message.receiverType,
-        category: message.category,
-        type: message.type,
-        tags: message.tags,
-        mentioned_uids: message.mentionedUids,
-        muid: message.muid,
-        sent_at: message.sentAt,
-        delivered_at: message.deliveredAt,
-        read_at: message.readAt,
-      });
-      return `${fields.slice(0, -1)},"data":${message.dataJson}}`;
-    });
-    const inserted = await sql<{ id: string; sender: string; muid: string | null; sent_at: Date; conversation_id: string }>`
+    // The messages travel as one array per column (PostgreSQL reads array literals at about twice
+    // the speed of the same records as JSON); data as one JSON array of the texts as sent.
+    const column = <T>(value: (message: BulkMessage) => T) => messages.map(value);
+    const seconds = (at: Date | null) => (at === null ? null : at.getTime() / 1000);
+    const inserted = await sql<{ inserted: Array<[string, string, string]> | null }>`
       with r as (
-        select * from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
-          n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
-          tags text[], mentioned_uids text[], muid text, sent_at timestamptz, delivered_at timestamptz, read_at timestamptz)
+        select * from rows from (
+          unnest(${arrayLiteral(column((m) => m.conversationId))}::text[]), unnest(${arrayLiteral(column((m) => m.sender))}::text[]),
+          unnest(${arrayLiteral(column((m) => m.receiver))}::text[]), unnest(${arrayLiteral(column((m) => m.receiverType))}::text[]),
+          unnest(${arrayLiteral(column((m) => m.category))}::text[]), unnest(${arrayLiteral(column((m) => m.type))}::text[]),
+          json_array_elements(${`[${column((m) => m.dataJson).join(',')}]`}::json),
+          unnest(${arrayLiteral(column((m) => (m.tags.length ? JSON.stringify(m.tags) : null)))}::json[]),
+          unnest(${arrayLiteral(column((m) => (m.mentionedUids.length ? JSON.stringify(m.mentionedUids) : null)))}::json[]),
+          unnest(${arrayLiteral(column((m) => m.muid))}::text[]),
+          unnest(${arrayLiteral(column((m) => seconds(m.sentAt)))}::float8[]),
+          unnest(${arrayLiteral(column((m) => seconds(m.deliveredAt)))}::float8[]),
+          unnest(${arrayLiteral(column((m) => seconds(m.readAt)))}::float8[])
+        ) with ordinality as r(conversation_id, sender, receiver, receiver_type, category, type, data, tags, mentioned_uids, muid,
+                               sent_at, delivered_at, read_at, n)
       ), ins as (
         insert into messages (app_id, conversation_id, sender, receiver, receiver_type, category, type, data, tags, mentioned_uids,
                               muid, sent_at, delivered_at, read_at)
-        select ${appId}, r.conversation_id, r.sender, r.receiver, r.receiver_type, r.category, r.type, r.data, r.tags, r.mentioned_uids,
-               r.muid, coalesce(r.sent_at, clock_timestamp()), r.delivered_at, r.read_at
+        select ${appId}, r.conversation_id, r.sender, r.receiver, r.receiver_type, r.category, r.type, r.data,
+               ${textArray(sql`r.tags`)}, ${textArray(sql`r.mentioned_uids`)},
+               r.muid, to_timestamp(r.sent_at), to_timestamp(r.delivered_at), to_timestamp(r.read_at)
         from r order by r.n
         on conflict (app_id, sender, muid) where muid is not null do nothing
         returning id, conversation_id, sender, receiver, receiver_type, muid, sent_at, delivered_at, read_at
       ), last as (
-        -- A send moves the conversation's time to its own (an import's was set above). Written as
-        -- an upsert of rows that exist, so each is found through the key whatever the planner
-        -- believes of the table (a join to ins may scan it all when its statistics are stale).
+        -- The conversation's last message. Written as an upsert of rows that exist, so each is
+        -- found through the key whatever the planner believes of the table (a join to ins may
+        -- scan it all when its statistics are stale).
         insert into conversations as c (app_id, conversation_id, conversation_type, last_message_id, updated_at)
         select ${appId}, conversation_id, min(receiver_type), max(id), max(sent_at) from ins group by conversation_id
         on conflict (app_id, conversation_id) do update
@@ -313,36 +304,58 @@ export class MessageBatchesRepository {
           read_at = case when excluded.read_message_id > coalesce(s.read_message_id, 0) then excluded.read_at else s.read_at end,
           updated_at = now()
       )
-      select ins.id, ins.sender, ins.muid, ins.sent_at, ins.conversation_id from ins`.execute(tx);
+      -- What travels back: one JSON value, each inserted message as its id, sender and muid.
+      select json_agg(json_build_array(ins.id::text, ins.sender, ins.muid)) as inserted from ins`.execute(tx);
+    const ids = new Map<string, string>();
+    for (const [id, sender, muid] of inserted.rows[0]?.inserted ?? []) ids.set(`${sender}\u0000${muid}`, id);
+    const rows: MessageRow[] = [];
+    const kept = new Set<string>();
+    for (const message of messages) {
+      const id = ids.get(`${message.sender}\u0000${message.muid}`);
+      if (id === undefined) continue;
+      kept.add(message.conversationId);
+      rows.push(storedRow(appId, message, id, message.sentAt, { deliveredAt: message.deliveredAt, readAt: message.readAt }));
+    }
     // A conversation created here whose every message was a muid used before is taken back
     // (rare: only then is there a statement for it).
-    if (created.length > 0) {
-      const kept = new Set(inserted.rows.map((row) => row.conversation_id));
-      const emptied = created.filter((id) => !kept.has(id));
-      if (emptied.length > 0) {
-        await tx.deleteFrom('conversations').where('app_id', '=', appId).where('conversation_id', 'in', emptied).execute();
-      }
+    const emptied = created.filter((id) => !kept.has(id));
+    if (emptied.length > 0) {
+      await tx.deleteFrom('conversations').where('app_id', '=', appId).where('conversation_id', 'in', emptied).execute();
     }
-    // Each row back to its message: by sender and muid; messages without a muid (which never
-    // conflict) took their ids in the order given.
-    const byMuid = new Map<string, (typeof inserted.rows)[number]>();
-    const withoutMuid: Array<(typeof inserted.rows)[number]> = [];
-    for (const row of inserted.rows) {
-      if (row.muid === null) withoutMuid.push(row);
-      else byMuid.set(`${row.sender}\u0000${row.muid}`, row);
-    }
-    withoutMuid.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
-    let next = 0;
-    const found = messages.flatMap((message, n) => {
-      const row = message.muid === null ? withoutMuid[next++] : byMuid.get(`${message.sender}\u0000${message.muid}`);
-      return row ? [{ n, id: row.id, sent_at: row.sent_at }] : [];
-    });
-    return found.map(({ id, n, sent_at }) => {
-      const message = messages[n]!;
-      const sentAt = sent_at instanceof Date ? sent_at : new Date(sent_at);
-      return { n, row: storedRow(appId, message, String(id), sentAt, { deliveredAt: message.deliveredAt, readAt: message.readAt }) };
-    });
+    return rows;
   }
+}
+
+/**
+ * A PostgreSQL array literal of these values (NULL for null), for a parameter cast to an array
+ * type: built here because the driver escapes every element, where ids and numbers rarely need it.
+ */
+function arrayLiteral(values: ReadonlyArray<string | number | null>): string {
+  const elements = values.map((value) => {
+    if (value === null) return 'NULL';
+    if (typeof value === 'number') return String(value);
+    return `"${NEEDS_ESCAPE.test(value) ? value.replace(ESCAPE, '\\$&') : value}"`;
+  });
+  return `{${elements.join(',')}}`;
+}
+const NEEDS_ESCAPE = /["\\]/;
+const ESCAPE = /["\\]/g;
+
+/**
+ * A message's tags and mentions for a json_to_recordset record: absent when empty (most are),
+ * as JSON arrays otherwise. Read into text[] by textArray: json_to_recordset's own text[]
+ * columns cost PostgreSQL more than the rest of the record together.
+ */
+function listsOf(message: Pick<NewMessage, 'tags' | 'mentionedUids'>): { tags?: string[]; mentioned_uids?: string[] } {
+  return {
+    ...(message.tags.length ? { tags: message.tags } : {}),
+    ...(message.mentionedUids.length ? { mentioned_uids: message.mentionedUids } : {}),
+  };
+}
+
+/** A json column of listsOf as text[]. */
+function textArray(column: RawBuilder<unknown>): RawBuilder<string[]> {
+  return sql<string[]>`case when ${column} is null then '{}'::text[] else array(select json_array_elements_text(${column})) end`;
 }
 
 /** The row of a message just stored, made from what was sent and what the database drew. */

@@ -223,6 +223,21 @@ describe('import-messages', () => {
     }
   });
 
+  it('keeps muids and tags with quotes, backslashes, commas and braces as sent', async () => {
+    const [alice, bob] = await newUids(t, t.appA, 2);
+    const muid = `${uniqueId('odd')} "q" \\ {a,b} NULL`;
+    const tags = ['a "quoted" tag', 'back\\slash', '{brace},comma', 'NULL'];
+    const results = await imported(t.appA, { [muid]: textRecord(muid, alice!, bob!, T0, { tags }) });
+    assert.equal(results[muid].success, true, JSON.stringify(results[muid]));
+    const [listed] = await history(t.appA, alice!, `/v3/users/${bob}/messages`);
+    for (const message of [results[muid].data, listed]) {
+      assert.equal(message.muid, muid);
+      assert.deepEqual(message.tags, tags);
+    }
+    // Found again by that muid: a re-import is refused.
+    assert.equal((await imported(t.appA, { [muid]: textRecord(muid, alice!, bob!, T0) }))[muid].error.code, 'ERR_IMPORT_MUID_ALREADY_EXISTS');
+  });
+
   it('answers each bad record on its own and stores the good ones (a mixed batch)', async () => {
     const [alice, bob] = await newUids(t, t.appA, 2);
     const guid = (await newGroup(t, t.appA)).guid as string;
