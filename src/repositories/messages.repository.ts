@@ -367,51 +367,88 @@ export class MessagesRepository {
   }
 
   /**
-   * One keyset page of messages, oldest first, for every message list: `WHERE id > / < cursor
-   * ORDER BY id LIMIT n`, never an offset, so a page costs the same anywhere in the history and
-   * messages arriving between pages neither shift nor repeat what was read.
+   * A page of messages with everything it is shown with, in ONE statement: the users and groups
+   * it names, its reaction counts, the conversation states of its receipts, and optionally a
+   * membership to check. A history page is then one round trip, and its rows travel as one
+   * JSON value (see json-rows.ts).
+   *
+   * The page is a keyset page (`WHERE id > / < cursor ORDER BY id LIMIT n`, never an offset), so
+   * it costs the same anywhere in the history and messages arriving between pages neither shift
+   * nor repeat what was read.
+   *
+   * It also answers its version: the ids and row versions (xmin) of every row it reads and the
+   * membership it checks, hashed. Any change to what the page would show (a message sent, edited
+   * or deleted, a reaction, a receipt, a user or group changed, a membership) changes it. Given
+   * the version the caller already has (`known`), an unchanged page answers only its version,
+   * and the database skips building it.
    */
-  async list(appId: string, filter: MessageFilter, cursor: MessageCursor, tx: Executor = this.db): Promise<MessageRow[]> {
-    const rows = await this.pageQuery(appId, filter, cursor, tx).execute();
-    return cursor.affix === 'append' ? rows : rows.reverse();
-  }
-
-  /**
-   * A page of messages (as `list` reads it) with everything it is shown with, in ONE
-   * statement: the users and groups it names, its reaction counts, the conversation states of
-   * its receipts, and optionally a membership to check. A history page is then one round trip
-   * instead of four or five, and its rows travel as one JSON value (see json-rows.ts).
-   */
-  async readPage(appId: string, filter: MessageFilter, cursor: MessageCursor, reads: PageReads, tx: Executor = this.db): Promise<MessagePage> {
+  async readPage(
+    appId: string,
+    filter: MessageFilter,
+    cursor: MessageCursor,
+    reads: PageReads,
+    known?: string,
+    tx: Executor = this.db,
+  ): Promise<{ version: string; page?: MessagePage }> {
     const viewer = reads.viewer ?? null;
-    const mine = reads.viewer === undefined ? sql`false` : sql`bool_or(uid = ${reads.viewer})`;
+    const mine = reads.viewer === undefined ? sql`false` : sql`bool_or(r.uid = ${reads.viewer})`;
     const membership = reads.membership;
     const member = membership
       ? sql`exists (select 1 from group_members m where m.app_id = ${appId} and m.guid = ${membership.guid} and m.uid = ${membership.uid}) as is_member,
             exists (select 1 from group_bans b where b.app_id = ${appId} and b.guid = ${membership.guid} and b.uid = ${membership.uid}) as is_banned`
       : sql`false as is_member, false as is_banned`;
     type Arrays = unknown[][] | null;
-    const result = await sql<{ messages: Arrays; users: Arrays; groups: Arrays; reactions: Array<[string, string, number, boolean]> | null; states: Arrays; is_member: boolean; is_banned: boolean }>`
-      with page as ${this.pageQuery(appId, filter, cursor, tx)}
-      select
-        (select json_agg(${MESSAGE_ROW.select('p')} order by p.id) from page p) as messages,
-        (select json_agg(${USER_ROW.select('u')}) from users u
-          where u.app_id = ${appId} and u.uid = any(array(
-            select unnest(${reads.uids ?? []}::text[]) union select sender from page
-            union select receiver from page where receiver_type = 'user' union select unnest(mentioned_uids) from page))) as users,
-        (select json_agg(${GROUP_ROW.select('g')}) from groups g
-          where g.app_id = ${appId} and g.guid = any(array(
-            select unnest(${reads.guids ?? []}::text[]) union select receiver from page where receiver_type = 'group'))) as groups,
-        (select json_agg(json_build_array(r.message_id::text, r.reaction, r.count, r.mine) order by r.message_id, r.first)
-          from (select message_id, reaction, count(*) as count, ${mine} as mine, min(id) as first
-                from message_reactions where app_id = ${appId} and message_id = any(array(select id from page))
-                group by message_id, reaction) r) as reactions,
+    const result = await sql<{
+      version: string;
+      messages: Arrays;
+      users: Arrays;
+      groups: Arrays;
+      reactions: Array<[string, string, number, boolean]> | null;
+      states: Arrays;
+      is_member: boolean;
+      is_banned: boolean;
+    }>`
+      with page as ${this.pageQuery(appId, filter, cursor, tx)},
+      u as (
+        select u.*, u.xmin::text as v from users u
+        where u.app_id = ${appId} and u.uid = any(array(
+          select unnest(${reads.uids ?? []}::text[]) union select sender from page
+          union select receiver from page where receiver_type = 'user' union select unnest(mentioned_uids) from page))
+      ), g as (
+        select g.*, g.xmin::text as v from groups g
+        where g.app_id = ${appId} and g.guid = any(array(
+          select unnest(${reads.guids ?? []}::text[]) union select receiver from page where receiver_type = 'group'))
+      ), r as (
+        select r.id, r.message_id, r.reaction, r.uid, r.xmin::text as v from message_reactions r
+        where r.app_id = ${appId} and r.message_id = any(array(select id from page))
+      ), s as (
         -- A 1:1 message's receipts are its receiver's; a group message's the viewer's.
-        (select json_agg(${STATE_ROW.select('s')}) from conversation_states s
-          where s.app_id = ${appId} and (s.uid, s.conversation_id) in (
-            select case when receiver_type = 'user' then receiver else ${viewer}::text end, conversation_id from page)) as states,
-        ${member}`.execute(tx);
+        select s.*, s.xmin::text as v from conversation_states s
+        where s.app_id = ${appId} and (s.uid, s.conversation_id) in (
+          select case when receiver_type = 'user' then receiver else ${viewer}::text end, conversation_id from page)
+      ), m as (select ${member}
+      ), version as (
+        select md5(concat_ws('/',
+          (select coalesce(string_agg(p.id::text || ':' || p.row_version, ',' order by p.id), '') from page p),
+          (select coalesce(string_agg(u.uid || ':' || u.v, ',' order by u.uid), '') from u),
+          (select coalesce(string_agg(g.guid || ':' || g.v, ',' order by g.guid), '') from g),
+          (select coalesce(string_agg(r.id::text || ':' || r.v, ',' order by r.id), '') from r),
+          (select coalesce(string_agg(s.uid || ':' || s.conversation_id || ':' || s.v, ',' order by s.uid, s.conversation_id), '') from s),
+          (select is_member::text || ':' || is_banned::text from m))) as text
+      ), changed as (select version.text is distinct from ${known ?? null}::text as yes from version)
+      -- The rest only when the caller's version is not this one (a CASE's branch runs only when taken).
+      select version.text as version, m.is_member, m.is_banned,
+        case when changed.yes then (select json_agg(${MESSAGE_ROW.select('p')} order by p.id) from page p) end as messages,
+        case when changed.yes then (select json_agg(${USER_ROW.select('u')}) from u) end as users,
+        case when changed.yes then (select json_agg(${GROUP_ROW.select('g')}) from g) end as groups,
+        case when changed.yes then (
+          select json_agg(json_build_array(c.message_id::text, c.reaction, c.count, c.mine) order by c.message_id, c.first)
+          from (select r.message_id, r.reaction, count(*) as count, ${mine} as mine, min(r.id) as first
+                from r group by r.message_id, r.reaction) c) end as reactions,
+        case when changed.yes then (select json_agg(${STATE_ROW.select('s')}) from s) end as states
+      from version, m, changed`.execute(tx);
     const row = result.rows[0]!;
+    if (known !== undefined && row.version === known) return { version: row.version };
     const reactions = new Map<string, ReactionCount[]>();
     for (const [id, reaction, count, mine] of row.reactions ?? []) {
       const list = reactions.get(id) ?? [];
@@ -419,19 +456,29 @@ export class MessagesRepository {
       reactions.set(id, list);
     }
     return {
-      rows: (row.messages ?? []).map(MESSAGE_ROW.read),
-      users: (row.users ?? []).map(USER_ROW.read),
-      groups: (row.groups ?? []).map(GROUP_ROW.read),
-      reactions,
-      states: (row.states ?? []).map(STATE_ROW.read),
-      isMember: row.is_member,
-      isBanned: row.is_banned,
+      version: row.version,
+      page: {
+        rows: (row.messages ?? []).map(MESSAGE_ROW.read),
+        users: (row.users ?? []).map(USER_ROW.read),
+        groups: (row.groups ?? []).map(GROUP_ROW.read),
+        reactions,
+        states: (row.states ?? []).map(STATE_ROW.read),
+        isMember: row.is_member,
+        isBanned: row.is_banned,
+      },
     };
   }
 
-  /** The query of one keyset page (see list): newest first for `prepend`, oldest first for `append`. */
+  /**
+   * The query of one keyset page (see readPage): newest first for `prepend`, oldest first for
+   * `append`; each row with its version (row_version, its xmin).
+   */
   private pageQuery(appId: string, filter: MessageFilter, cursor: MessageCursor, tx: Executor) {
-    let query = tx.selectFrom('messages').selectAll().where('app_id', '=', appId);
+    let query = tx
+      .selectFrom('messages')
+      .selectAll()
+      .select(sql<string>`messages.xmin::text`.as('row_version'))
+      .where('app_id', '=', appId);
     if (filter.conversationId !== undefined) query = query.where('conversation_id', '=', filter.conversationId);
     if (filter.visibleTo !== undefined) {
       const uid = filter.visibleTo;
@@ -484,9 +531,11 @@ export class MessagesRepository {
       const reacted = sql<boolean>`exists (select 1 from message_reactions r where r.app_id = ${appId} and r.message_id = messages.id)`;
       query = query.where(reacted, '=', filter.hasReactions);
     }
-    // Marks of conversation_states (0007), read per row of this conversation's state.
+    // Marks of conversation_states (0007): in one conversation's history, its state read once;
+    // across conversations, each row's.
+    const conversation = filter.conversationId === undefined ? sql`messages.conversation_id` : sql`${filter.conversationId}`;
     const afterMark = (uid: string, marks: Array<'cleared' | 'read' | 'delivered'>) =>
-      sql<boolean>`messages.id > coalesce((select greatest(${sql.join(marks.map((mark) => sql`coalesce(s.${sql.ref(`${mark}_message_id`)}, 0)`))}) from conversation_states s where s.app_id = ${appId} and s.uid = ${uid} and s.conversation_id = messages.conversation_id), 0)`;
+      sql<boolean>`messages.id > coalesce((select greatest(${sql.join(marks.map((mark) => sql`coalesce(s.${sql.ref(`${mark}_message_id`)}, 0)`))}) from conversation_states s where s.app_id = ${appId} and s.uid = ${uid} and s.conversation_id = ${conversation}), 0)`;
     if (filter.clearedFor !== undefined) query = query.where(afterMark(filter.clearedFor, ['cleared']));
     if (filter.unreadBy !== undefined) query = query.where('sender', '<>', filter.unreadBy).where(afterMark(filter.unreadBy, ['cleared', 'read']));
     if (filter.undeliveredBy !== undefined) {

@@ -110,6 +110,11 @@ export interface ListMessagesInput {
 }
 
 type CursorMeta = { affix: 'append' | 'prepend'; id: string; sentAt: number };
+/** A page of a conversation's history with its version; without the page when the caller's version is current. */
+export interface VersionedPage {
+  version: string;
+  page?: { data: Message[]; meta: MessageListMeta };
+}
 export interface MessageListMeta {
   current: { limit: number; count: number };
   previous?: CursorMeta;
@@ -360,11 +365,11 @@ export class MessagesService {
     if (input.conversationId !== undefined) filter.conversationId = input.conversationId;
     if (input.receiverType !== undefined) filter.receiverType = input.receiverType;
     if (ctx.onBehalfOf !== undefined) filter.visibleTo = ctx.onBehalfOf;
-    return this.page(ctx, filter, input, {});
+    return (await this.page(ctx, filter, input, {})).page!;
   }
 
   /** user-list-user-messages: the conversation between the onBehalfOf user and `uid`. */
-  async listWithUser(ctx: RequestContext, rawUid: string, input: ListMessagesInput): Promise<{ data: Message[]; meta: MessageListMeta }> {
+  async listWithUser(ctx: RequestContext, rawUid: string, input: ListMessagesInput, known?: string): Promise<VersionedPage> {
     const viewer = ctx.onBehalfOf;
     if (viewer === undefined) throw badRequest({ onBehalfOf: 'is required: it names the other side of the conversation' });
     const uid = normalizeId(rawUid);
@@ -380,11 +385,11 @@ export class MessagesService {
     const filter = await this.filterAfterChecks(ctx, input, async () => check(await this.deps.users.getMany(ctx.appId, uids)));
     filter.conversationId = userConversationId(viewer, uid);
     filter.receiverType = 'user';
-    return this.page(ctx, filter, input, { uids }, (page) => check(page.users));
+    return this.page(ctx, filter, input, { uids }, (page) => check(page.users), known);
   }
 
   /** user-list-group-messages: a group's messages, as its onBehalfOf member sees them. */
-  async listInGroup(ctx: RequestContext, rawGuid: string, input: ListMessagesInput): Promise<{ data: Message[]; meta: MessageListMeta }> {
+  async listInGroup(ctx: RequestContext, rawGuid: string, input: ListMessagesInput, known?: string): Promise<VersionedPage> {
     const guid = normalizeId(rawGuid);
     const viewer = ctx.onBehalfOf;
     // The group, and the viewer with their membership (as a send checks them), are read with
@@ -410,6 +415,7 @@ export class MessagesService {
         isMember: page.isMember,
         isBanned: page.isBanned,
       }),
+      known,
     );
   }
 
@@ -471,7 +477,8 @@ export class MessagesService {
 
   /**
    * A page of a list, read in one statement with everything it is shown with (see
-   * MessagesRepository.readPage); `check` sees what was read before anything is shown.
+   * MessagesRepository.readPage); `check` sees what was read before anything is shown. Given the
+   * version of the page the caller has (`known`), an unchanged page answers its version alone.
    */
   private async page(
     ctx: RequestContext,
@@ -479,13 +486,16 @@ export class MessagesService {
     input: ListMessagesInput,
     reads: Omit<PageReads, 'viewer'>,
     check?: (page: MessagePage) => void,
-  ): Promise<{ data: Message[]; meta: MessageListMeta }> {
+    known?: string,
+  ): Promise<VersionedPage> {
     const cursor: MessageCursor = {
       affix: affixOf(input),
       id: input.id === undefined ? undefined : cursorId(input.id),
       limit: input.limit ?? input.perPage ?? LIMITS.messageLimitDefault,
     };
-    const read = await this.deps.messages.readPage(ctx.appId, filter, cursor, { ...reads, viewer: ctx.onBehalfOf });
+    const { version, page: read } = await this.deps.messages.readPage(ctx.appId, filter, cursor, { ...reads, viewer: ctx.onBehalfOf }, known);
+    // Unchanged: the caller's page passed these checks, and nothing they read has changed since.
+    if (!read) return { version };
     check?.(read);
     const data = await this.render(ctx, read.rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, read });
     const meta: MessageListMeta = { current: { limit: cursor.limit, count: data.length } };
@@ -495,7 +505,7 @@ export class MessagesService {
       meta.previous = { affix: 'prepend', id: first.id, sentAt: first.sentAt };
       meta.next = { affix: 'append', id: last.id, sentAt: last.sentAt };
     }
-    return { data, meta };
+    return { version, page: { data, meta } };
   }
 
   /**
