@@ -175,11 +175,8 @@ export class MessagesService {
       const facts = await this.deps.messages.sendFacts(ctx.appId, sender, target.receiverType, target.receiver);
       requireSender(facts, sender);
       // A retried send answers its first message, whatever changed since.
-      if (prepared.muid !== null) {
-        const first = await this.deps.messages.getByMuid(ctx.appId, sender, prepared.muid);
-        if (first) return (await this.render(ctx, [first], { withTags: true }))[0]!;
-      }
-      return this.sendReply(ctx, sender, target, prepared, facts);
+      const first = prepared.muid === null ? undefined : await this.firstWithMuid(ctx, sender, prepared.muid);
+      return first ?? this.sendReply(ctx, sender, target, prepared, facts);
     }
     if (!input.multipleReceivers) return this.sendNow(ctx, sender, targets[0]!, prepared);
     // The receivers' sends go together (one statement for them all), each with its own result.
@@ -224,38 +221,17 @@ export class MessagesService {
    * (MessageBatchesRepository.send), then answered from what that statement read.
    */
   private async sendNow(ctx: RequestContext, sender: string, target: Target, prepared: Prepared): Promise<Message> {
-    const { appId } = ctx;
-    const message: NewMessage = {
-      ...prepared,
-      conversationId: conversationIdOf(sender, target),
-      sender,
-      receiver: target.receiver,
-      receiverType: target.receiverType,
-      mentionedUids: await this.activeMentions(appId, prepared.mentioned),
-    };
+    const message = await this.newMessage(ctx.appId, sender, target, prepared);
     // Twice at most: an earlier message found by its muid may be deleted before it is read.
     for (let attempt = 1; ; attempt++) {
-      let outcome;
-      try {
-        outcome = await this.deps.batches.send(appId, message);
-      } catch (error) {
-        // A concurrent send with the same muid committed first: answer its message.
-        if (error instanceof UniqueViolation && prepared.muid !== null) {
-          const first = await this.deps.messages.getByMuid(appId, sender, prepared.muid);
-          if (first) return (await this.render(ctx, [first], { withTags: true }))[0]!;
-        }
-        throw error;
-      }
-      const { facts, row, firstId } = outcome;
+      const outcome = await this.storeOrFirst(ctx, message, () => this.deps.batches.send(ctx.appId, message));
+      if ('first' in outcome) return outcome.first;
+      const { facts, row, firstId } = outcome.stored;
       requireSender(facts, sender);
-      if (row) {
-        // Its people were read by the checks.
-        const known = { users: [facts.sender!, ...(facts.receiverUser ? [facts.receiverUser] : [])], groups: facts.group ? [facts.group] : [] };
-        return (await this.render(ctx, [row], { withTags: true, known, justStored: true }))[0]!;
-      }
+      if (row) return this.renderSent(ctx, row, facts);
       // A retried send answers its first message, whatever changed since.
       if (firstId !== undefined) {
-        const first = await this.deps.messages.get(appId, firstId);
+        const first = await this.deps.messages.get(ctx.appId, firstId);
         if (first) return (await this.render(ctx, [first], { withTags: true }))[0]!;
         if (attempt < 2) continue;
       }
@@ -266,9 +242,16 @@ export class MessagesService {
 
   /** A thread reply: stored in a transaction, so a parent deleted meanwhile takes it back. */
   private async sendReply(ctx: RequestContext, sender: string, target: Target, prepared: Prepared, facts: SendFacts): Promise<Message> {
-    const { appId } = ctx;
     this.checkReceiver(sender, target, facts);
-    const message: NewMessage = {
+    const message = await this.newMessage(ctx.appId, sender, target, prepared);
+    const outcome = await this.storeOrFirst(ctx, message, () =>
+      withTransaction(this.deps.db, 'send_reply', (tx) => this.storeInConversation(ctx.appId, message, tx), ctx.log),
+    );
+    return 'first' in outcome ? outcome.first : this.renderSent(ctx, outcome.stored, facts);
+  }
+
+  private async newMessage(appId: string, sender: string, target: Target, prepared: Prepared): Promise<NewMessage> {
+    return {
       ...prepared,
       conversationId: conversationIdOf(sender, target),
       sender,
@@ -277,17 +260,29 @@ export class MessagesService {
       mentionedUids: await this.activeMentions(appId, prepared.mentioned),
       parentId: target.parentId,
     };
-    let row: MessageRow;
+  }
+
+  /** Stores a message; when a concurrent send with the same muid committed first, that one is the answer. */
+  private async storeOrFirst<T>(ctx: RequestContext, message: NewMessage, store: () => Promise<T>): Promise<{ stored: T } | { first: Message }> {
     try {
-      row = await withTransaction(this.deps.db, 'send_reply', (tx) => this.storeInConversation(appId, message, tx), ctx.log);
+      return { stored: await store() };
     } catch (error) {
-      // A concurrent send with the same muid committed first: answer its message.
-      if (error instanceof UniqueViolation && prepared.muid !== null) {
-        const first = await this.deps.messages.getByMuid(appId, sender, prepared.muid);
-        if (first) return (await this.render(ctx, [first], { withTags: true }))[0]!;
+      if (error instanceof UniqueViolation && message.muid !== null) {
+        const first = await this.firstWithMuid(ctx, message.sender, message.muid);
+        if (first) return { first };
       }
       throw error;
     }
+  }
+
+  /** The sender's message with this muid, rendered, if there is one. */
+  private async firstWithMuid(ctx: RequestContext, sender: string, muid: string): Promise<Message | undefined> {
+    const first = await this.deps.messages.getByMuid(ctx.appId, sender, muid);
+    return first && (await this.render(ctx, [first], { withTags: true }))[0];
+  }
+
+  /** A message just stored, with the people its checks read. */
+  private async renderSent(ctx: RequestContext, row: MessageRow, facts: SendFacts): Promise<Message> {
     const known = { users: [facts.sender!, ...(facts.receiverUser ? [facts.receiverUser] : [])], groups: facts.group ? [facts.group] : [] };
     return (await this.render(ctx, [row], { withTags: true, known, justStored: true }))[0]!;
   }
