@@ -89,17 +89,7 @@ export class MessageBatchesRepository {
   private async sendRound(appId: string, messages: NewMessage[]): Promise<SendOutcome[]> {
     // data is already JSON text: spliced in as is, keeping its key order and bytes.
     const records = messages.map((message, n) => {
-      const fields = JSON.stringify({
-        n,
-        conversation_id: message.conversationId,
-        sender: message.sender,
-        receiver: message.receiver,
-        receiver_type: message.receiverType,
-        category: message.category,
-        type: message.type,
-        ...listsOf(message),
-        muid: message.muid,
-      });
+      const fields = JSON.stringify({ n, ...columnsOf(message), ...listsOf(message), muid: message.muid });
       return `${fields.slice(0, -1)},"data":${message.dataJson}}`;
     });
     type Found = {
@@ -358,6 +348,18 @@ function textArray(column: RawBuilder<unknown>): RawBuilder<string[]> {
   return sql<string[]>`case when ${column} is null then '{}'::text[] else array(select json_array_elements_text(${column})) end`;
 }
 
+/** A message's own columns, as the table names them. */
+function columnsOf(message: Omit<NewMessage, 'parentId'>) {
+  return {
+    conversation_id: message.conversationId,
+    sender: message.sender,
+    receiver: message.receiver,
+    receiver_type: message.receiverType,
+    category: message.category,
+    type: message.type,
+  };
+}
+
 /** The row of a message just stored, made from what was sent and what the database drew. */
 function storedRow(
   appId: string,
@@ -369,12 +371,7 @@ function storedRow(
   return {
     app_id: appId,
     id,
-    conversation_id: message.conversationId,
-    sender: message.sender,
-    receiver: message.receiver,
-    receiver_type: message.receiverType,
-    category: message.category,
-    type: message.type,
+    ...columnsOf(message),
     data: message.data ?? (JSON.parse(message.dataJson) as unknown),
     tags: message.tags,
     mentioned_uids: message.mentionedUids,
