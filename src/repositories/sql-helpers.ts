@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+
 /** Escapes LIKE wildcards so that user input matches literally. */
 export function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (char) => `\\${char}`);

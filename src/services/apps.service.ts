@@ -75,10 +75,6 @@ export class AppsService {
     return this.deps.apps.count();
   }
 
-  /**
-   * Checks that `ctx.appId` is an app of this region and that `apiKey` is one of its keys.
-   * One query; the key is looked up by its hash and the hashes compared in constant time.
-   */
   /** Hashes of the keys sent lately: every request sends its key, and hashing costs more than a lookup. */
   private readonly keyHashes = new Map<string, string>();
 
@@ -92,6 +88,10 @@ export class AppsService {
     return hash;
   }
 
+  /**
+   * Checks that `ctx.appId` is an app of this region and that `apiKey` is one of its keys.
+   * One query; the key is looked up by its hash and the hashes compared in constant time.
+   */
   async authenticate(ctx: RequestContext, apiKey: string | undefined): Promise<Credential> {
     const keyHash = this.hashOf(apiKey ?? '');
     const found = await this.deps.apps.getWithKey(ctx.appId, keyHash);
