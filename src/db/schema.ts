@@ -187,6 +187,13 @@ export interface ConversationsTable {
   updated_at: Timestamp;
 }
 
+/** Changes to a conversation's messages and reactions, counted by triggers (0009). */
+export interface ConversationVersionsTable {
+  app_id: string;
+  conversation_id: string;
+  version: ColumnType<string, string | undefined, string>;
+}
+
 /** A participant's side of a 1:1 conversation. */
 export interface UserConversationsTable {
   app_id: string;
@@ -238,6 +245,7 @@ export interface DB {
   group_scope_permissions: GroupScopePermissionsTable;
   messages: MessagesTable;
   conversations: ConversationsTable;
+  conversation_versions: ConversationVersionsTable;
   user_conversations: UserConversationsTable;
   conversation_states: ConversationStatesTable;
   message_reactions: MessageReactionsTable;

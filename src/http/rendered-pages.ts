@@ -1,53 +1,68 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { VersionedPage } from '../services/messages.service.js';
+import type { PageCheck, VersionedPage } from '../services/messages.service.js';
+
+interface Kept {
+  version: string;
+  check: PageCheck;
+  body: Buffer;
+}
 
 /**
- * The history pages this node last answered, as sent, each with its version (see
- * MessagesRepository.readPage). A page asked for again is still checked against the database
- * (one statement that reads the page's row versions); only when nothing it shows has changed is
- * it answered from here, without being built, rendered or serialised again. So it is never
- * stale, on any node. Bounded by total size, the least recently used going first.
+ * The history pages this node last answered, as sent, each with its version and what the
+ * version is read from (see MessagesRepository.pageVersion). A page asked for again is still
+ * checked against the database, by a statement of a few index lookups; only when nothing it
+ * shows has changed is it answered from here, without being read, rendered or serialised again.
+ * So it is never stale, on any node. Bounded by total size, the least recently used going first.
  */
 export class RenderedPages {
-  private readonly entries = new Map<string, { version: string; body: string }>();
+  private readonly entries = new Map<string, Kept>();
   private size = 0;
 
-  constructor(private readonly maxChars: number) {}
+  constructor(private readonly maxBytes: number) {}
 
-  /** Answers the page `read` gives, passing it the version of the copy kept here, if any. */
-  async serve(request: FastifyRequest, reply: FastifyReply, read: (known?: string) => Promise<VersionedPage>): Promise<FastifyReply> {
-    // The same path, query and viewer in the same app ask for the same page.
+  /**
+   * Answers the page `read` gives, or the copy kept here while `versionOf` its check is still
+   * the version it was read with.
+   */
+  async serve(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    read: () => Promise<VersionedPage>,
+    versionOf: (check: PageCheck) => Promise<string>,
+  ): Promise<FastifyReply> {
+    // The same path, query and viewer in the same app ask for the same page, with the same checks.
     const key = `${request.ctx.appId}\u0000${request.ctx.onBehalfOf ?? ''}\u0000${request.url}`;
     const kept = this.entries.get(key);
-    const { version, page } = await read(kept?.version);
-    let body: string;
-    if (!page) {
-      body = kept!.body;
+    if (kept && (await versionOf(kept.check)) === kept.version) {
       // Used again: last out.
       this.entries.delete(key);
-      this.entries.set(key, kept!);
-    } else {
-      const serialize = reply.getSerializationFunction('200');
-      if (!serialize) return reply.send(page);
-      body = serialize(page);
-      this.keep(key, version, body);
+      this.entries.set(key, kept);
+      return reply.type('application/json; charset=utf-8').send(kept.body);
     }
+    const { page, version, check } = await read();
+    const serialize = reply.getSerializationFunction('200');
+    if (!serialize) return reply.send(page);
+    // Sent as bytes, kept as bytes: a copy sent again is not encoded again.
+    const body = Buffer.from(serialize(page));
+    if (version !== undefined && check) this.keep(key, { version, check, body });
+    else if (kept) this.forget(key, kept);
     return reply.type('application/json; charset=utf-8').send(body);
   }
 
-  private keep(key: string, version: string, body: string): void {
+  private keep(key: string, entry: Kept): void {
     const old = this.entries.get(key);
-    if (old) {
-      this.size -= old.body.length;
-      this.entries.delete(key);
+    if (old) this.forget(key, old);
+    if (entry.body.length > this.maxBytes) return;
+    this.entries.set(key, entry);
+    this.size += entry.body.length;
+    for (const [oldest, kept] of this.entries) {
+      if (this.size <= this.maxBytes) break;
+      this.forget(oldest, kept);
     }
-    if (body.length > this.maxChars) return;
-    this.entries.set(key, { version, body });
-    this.size += body.length;
-    for (const [oldest, entry] of this.entries) {
-      if (this.size <= this.maxChars) break;
-      this.entries.delete(oldest);
-      this.size -= entry.body.length;
-    }
+  }
+
+  private forget(key: string, kept: Kept): void {
+    this.entries.delete(key);
+    this.size -= kept.body.length;
   }
 }

@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
 import type { MessagesTable, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
@@ -94,6 +94,26 @@ export interface PageReads {
   /** Who views the page: reactedByMe and receipts are relative to them. */
   viewer?: string;
   /** Also whether this user is a member of this group, and whether they are banned from it. */
+  membership?: { uid: string; guid: string };
+  /** A page of one conversation, versioned (see pageVersion). */
+  conversation?: PageConversation;
+}
+
+/**
+ * A page of one conversation: its id, and the users whose states of it the page shows (its
+ * receipts and marks): the viewer's, and in a 1:1 conversation the other side's.
+ */
+export interface PageConversation {
+  id: string;
+  stateUids: string[];
+}
+
+/** What a page's version is read from (readPage answers it; pageVersion reads it again). */
+export interface PageCheck {
+  conversation: PageConversation;
+  /** The users and groups the page named or checked, found or not. */
+  uids: string[];
+  guids: string[];
   membership?: { uid: string; guid: string };
 }
 
@@ -376,30 +396,24 @@ export class MessagesRepository {
    * it costs the same anywhere in the history and messages arriving between pages neither shift
    * nor repeat what was read.
    *
-   * It also answers its version: the ids and row versions (xmin) of every row it reads and the
-   * membership it checks, hashed. Any change to what the page would show (a message sent, edited
-   * or deleted, a reaction, a receipt, a user or group changed, a membership) changes it. Given
-   * the version the caller already has (`known`), an unchanged page answers only its version,
-   * and the database skips building it.
+   * A page of one conversation (`reads.conversation`) also answers its version, read in the same
+   * snapshot, and what it was read from (`check`): see pageVersion.
    */
   async readPage(
     appId: string,
     filter: MessageFilter,
     cursor: MessageCursor,
     reads: PageReads,
-    known?: string,
     tx: Executor = this.db,
-  ): Promise<{ version: string; page?: MessagePage }> {
+  ): Promise<{ page: MessagePage; version?: string; check?: PageCheck }> {
     const viewer = reads.viewer ?? null;
     const mine = reads.viewer === undefined ? sql`false` : sql`bool_or(r.uid = ${reads.viewer})`;
-    const membership = reads.membership;
-    const member = membership
-      ? sql`exists (select 1 from group_members m where m.app_id = ${appId} and m.guid = ${membership.guid} and m.uid = ${membership.uid}) as is_member,
-            exists (select 1 from group_bans b where b.app_id = ${appId} and b.guid = ${membership.guid} and b.uid = ${membership.uid}) as is_banned`
-      : sql`false as is_member, false as is_banned`;
+    const conversation = reads.conversation;
     type Arrays = unknown[][] | null;
     const result = await sql<{
-      version: string;
+      uids: string[];
+      guids: string[];
+      version: string | null;
       messages: Arrays;
       users: Arrays;
       groups: Arrays;
@@ -409,75 +423,78 @@ export class MessagesRepository {
       is_banned: boolean;
     }>`
       with page as ${this.pageQuery(appId, filter, cursor, tx)},
-      u as (
-        select u.*, u.xmin::text as v from users u
-        where u.app_id = ${appId} and u.uid = any(array(
-          select unnest(${reads.uids ?? []}::text[]) union select sender from page
-          union select receiver from page where receiver_type = 'user' union select unnest(mentioned_uids) from page))
+      asked as (
+        select array(select unnest(${reads.uids ?? []}::text[]) union select sender from page
+                     union select receiver from page where receiver_type = 'user' union select unnest(mentioned_uids) from page) as uids,
+               array(select unnest(${reads.guids ?? []}::text[]) union select receiver from page where receiver_type = 'group') as guids
+      ), u as (
+        select u.*, u.xmin::text as v from users u where u.app_id = ${appId} and u.uid = any((select uids from asked)::text[])
       ), g as (
-        select g.*, g.xmin::text as v from groups g
-        where g.app_id = ${appId} and g.guid = any(array(
-          select unnest(${reads.guids ?? []}::text[]) union select receiver from page where receiver_type = 'group'))
+        select g.*, g.xmin::text as v from groups g where g.app_id = ${appId} and g.guid = any((select guids from asked)::text[])
       ), r as (
-        select r.id, r.message_id, r.reaction, r.uid, r.xmin::text as v from message_reactions r
+        select r.message_id, r.reaction, r.uid, r.id from message_reactions r
         where r.app_id = ${appId} and r.message_id = any(array(select id from page))
-      ), s as (
-        -- A 1:1 message's receipts are its receiver's; a group message's the viewer's.
-        select s.*, s.xmin::text as v from conversation_states s
-        where s.app_id = ${appId} and (s.uid, s.conversation_id) in (
-          select case when receiver_type = 'user' then receiver else ${viewer}::text end, conversation_id from page)
-      ), m as (select ${member}
-      ), version as (
-        select md5(concat_ws('/',
-          (select coalesce(string_agg(p.id::text || ':' || p.row_version, ',' order by p.id), '') from page p),
-          (select coalesce(string_agg(u.uid || ':' || u.v, ',' order by u.uid), '') from u),
-          (select coalesce(string_agg(g.guid || ':' || g.v, ',' order by g.guid), '') from g),
-          (select coalesce(string_agg(r.id::text || ':' || r.v, ',' order by r.id), '') from r),
-          (select coalesce(string_agg(s.uid || ':' || s.conversation_id || ':' || s.v, ',' order by s.uid, s.conversation_id), '') from s),
-          (select is_member::text || ':' || is_banned::text from m))) as text
-      ), changed as (select version.text is distinct from ${known ?? null}::text as yes from version)
-      -- The rest only when the caller's version is not this one (a CASE's branch runs only when taken).
-      select version.text as version, m.is_member, m.is_banned,
-        case when changed.yes then (select json_agg(${MESSAGE_ROW.select('p')} order by p.id) from page p) end as messages,
-        case when changed.yes then (select json_agg(${USER_ROW.select('u')}) from u) end as users,
-        case when changed.yes then (select json_agg(${GROUP_ROW.select('g')}) from g) end as groups,
-        case when changed.yes then (
-          select json_agg(json_build_array(c.message_id::text, c.reaction, c.count, c.mine) order by c.message_id, c.first)
-          from (select r.message_id, r.reaction, count(*) as count, ${mine} as mine, min(r.id) as first
-                from r group by r.message_id, r.reaction) c) end as reactions,
-        case when changed.yes then (select json_agg(${STATE_ROW.select('s')}) from s) end as states
-      from version, m, changed`.execute(tx);
+      ), s as ${
+        conversation
+          ? statesOf(appId, conversation)
+          : // A 1:1 message's receipts are its receiver's; a group message's the viewer's.
+            sql`(select s.*, s.xmin::text as v from conversation_states s
+                 where s.app_id = ${appId} and (s.uid, s.conversation_id) in (
+                   select case when receiver_type = 'user' then receiver else ${viewer}::text end, conversation_id from page))`
+      }, m as ${membershipOf(appId, reads.membership)}
+      select asked.uids, asked.guids, m.is_member, m.is_banned,
+        ${conversation ? versionOf(appId, conversation, sql`asked.uids`, sql`asked.guids`, reads.membership) : sql`null`} as version,
+        (select json_agg(${MESSAGE_ROW.select('p')} order by p.id) from page p) as messages,
+        (select json_agg(${USER_ROW.select('u')}) from u) as users,
+        (select json_agg(${GROUP_ROW.select('g')}) from g) as groups,
+        (select json_agg(json_build_array(c.message_id::text, c.reaction, c.count, c.mine) order by c.message_id, c.first)
+         from (select r.message_id, r.reaction, count(*) as count, ${mine} as mine, min(r.id) as first
+               from r group by r.message_id, r.reaction) c) as reactions,
+        (select json_agg(${STATE_ROW.select('s')}) from s) as states
+      from asked, m`.execute(tx);
     const row = result.rows[0]!;
-    if (known !== undefined && row.version === known) return { version: row.version };
     const reactions = new Map<string, ReactionCount[]>();
     for (const [id, reaction, count, mine] of row.reactions ?? []) {
       const list = reactions.get(id) ?? [];
       list.push({ reaction, count: Number(count), reactedByMe: mine === true });
       reactions.set(id, list);
     }
-    return {
-      version: row.version,
-      page: {
-        rows: (row.messages ?? []).map(MESSAGE_ROW.read),
-        users: (row.users ?? []).map(USER_ROW.read),
-        groups: (row.groups ?? []).map(GROUP_ROW.read),
-        reactions,
-        states: (row.states ?? []).map(STATE_ROW.read),
-        isMember: row.is_member,
-        isBanned: row.is_banned,
-      },
+    const page: MessagePage = {
+      rows: (row.messages ?? []).map(MESSAGE_ROW.read),
+      users: (row.users ?? []).map(USER_ROW.read),
+      groups: (row.groups ?? []).map(GROUP_ROW.read),
+      reactions,
+      states: (row.states ?? []).map(STATE_ROW.read),
+      isMember: row.is_member,
+      isBanned: row.is_banned,
     };
+    if (!conversation || row.version === null) return { page };
+    const check: PageCheck = { conversation, uids: row.uids, guids: row.guids };
+    if (reads.membership) check.membership = reads.membership;
+    return { page, version: row.version, check };
+  }
+
+  /**
+   * The version of a conversation's page now, read from what `check` names, without reading the
+   * page: a few key lookups (page_version, migration 0009). A message added to the conversation,
+   * or one of its messages or reactions changed or removed, a user or group it names changed, a
+   * state its receipts or marks come from, or the membership it checked: each changes a row
+   * version that it reads. While none has, the page reads the same, so a copy can be sent again.
+   */
+  async pageVersion(appId: string, check: PageCheck, tx: Executor = this.db): Promise<string> {
+    const result = await sql<{ version: string }>`
+      select ${versionOf(appId, check.conversation, sql`${check.uids}::text[]`, sql`${check.guids}::text[]`, check.membership)} as version`.execute(tx);
+    return result.rows[0]!.version;
   }
 
   /**
    * The query of one keyset page (see readPage): newest first for `prepend`, oldest first for
-   * `append`; each row with its version (row_version, its xmin).
+   * `append`.
    */
   private pageQuery(appId: string, filter: MessageFilter, cursor: MessageCursor, tx: Executor) {
     let query = tx
       .selectFrom('messages')
       .selectAll()
-      .select(sql<string>`messages.xmin::text`.as('row_version'))
       .where('app_id', '=', appId);
     if (filter.conversationId !== undefined) query = query.where('conversation_id', '=', filter.conversationId);
     if (filter.visibleTo !== undefined) {
@@ -553,4 +570,30 @@ export class MessagesRepository {
     if (cursor.id !== undefined) query = query.where('id', '<', cursor.id as never);
     return query.orderBy('id', 'desc').limit(limit);
   }
+}
+
+/** The conversation states a conversation's page shows: its stateUids' (CTE `s` of readPage and pageVersion). */
+function statesOf(appId: string, conversation: PageConversation) {
+  return sql`(select s.*, s.xmin::text as v from conversation_states s
+              where s.app_id = ${appId} and s.uid = any(${conversation.stateUids}::text[]) and s.conversation_id = ${conversation.id})`;
+}
+
+/** Whether the membership's user is a member of its group, and banned from it (CTE `m`). */
+function membershipOf(appId: string, membership: { uid: string; guid: string } | undefined) {
+  return membership
+    ? sql`(select exists (select 1 from group_members m where m.app_id = ${appId} and m.guid = ${membership.guid} and m.uid = ${membership.uid}) as is_member,
+                  exists (select 1 from group_bans b where b.app_id = ${appId} and b.guid = ${membership.guid} and b.uid = ${membership.uid}) as is_banned)`
+    : sql`(select false as is_member, false as is_banned)`;
+}
+
+/** A conversation page's version (the function page_version of migration 0009): one definition for readPage and pageVersion. */
+function versionOf(
+  appId: string,
+  conversation: PageConversation,
+  uids: RawBuilder<unknown>,
+  guids: RawBuilder<unknown>,
+  membership: { uid: string; guid: string } | undefined,
+) {
+  return sql<string>`page_version(${appId}, ${conversation.id}, ${uids}, ${guids}, ${conversation.stateUids}::text[],
+                                  ${membership?.uid ?? null}::text, ${membership?.guid ?? null}::text)`;
 }

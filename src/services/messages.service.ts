@@ -13,7 +13,7 @@ import type { GroupMembersRepository } from '../repositories/group-members.repos
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { ConversationStateRow } from '../repositories/conversation-states.repository.js';
 import type { MessageBatchesRepository } from '../repositories/message-batches.repository.js';
-import type { MessageCursor, MessageFilter, MessagePage, MessageRow, MessagesRepository, NewMessage, PageReads, SendFacts } from '../repositories/messages.repository.js';
+import type { MessageCursor, MessageFilter, MessagePage, MessageRow, MessagesRepository, NewMessage, PageCheck, PageReads, SendFacts } from '../repositories/messages.repository.js';
 import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-members.service.js';
@@ -110,10 +110,15 @@ export interface ListMessagesInput {
 }
 
 type CursorMeta = { affix: 'append' | 'prepend'; id: string; sentAt: number };
-/** A page of a conversation's history with its version; without the page when the caller's version is current. */
+/**
+ * A page of a list; a page of one conversation also with its version and what that version is
+ * read from (see MessagesRepository.pageVersion), so that a copy of it can be checked later.
+ */
+export type { PageCheck };
 export interface VersionedPage {
-  version: string;
-  page?: { data: Message[]; meta: MessageListMeta };
+  page: { data: Message[]; meta: MessageListMeta };
+  version?: string;
+  check?: PageCheck;
 }
 export interface MessageListMeta {
   current: { limit: number; count: number };
@@ -360,11 +365,11 @@ export class MessagesService {
     if (input.conversationId !== undefined) filter.conversationId = input.conversationId;
     if (input.receiverType !== undefined) filter.receiverType = input.receiverType;
     if (ctx.onBehalfOf !== undefined) filter.visibleTo = ctx.onBehalfOf;
-    return (await this.page(ctx, filter, input, {})).page!;
+    return (await this.page(ctx, filter, input, {})).page;
   }
 
   /** user-list-user-messages: the conversation between the onBehalfOf user and `uid`. */
-  async listWithUser(ctx: RequestContext, rawUid: string, input: ListMessagesInput, known?: string): Promise<VersionedPage> {
+  async listWithUser(ctx: RequestContext, rawUid: string, input: ListMessagesInput): Promise<VersionedPage> {
     const viewer = ctx.onBehalfOf;
     if (viewer === undefined) throw badRequest({ onBehalfOf: 'is required: it names the other side of the conversation' });
     const uid = normalizeId(rawUid);
@@ -380,11 +385,13 @@ export class MessagesService {
     const filter = await this.filterAfterChecks(ctx, input, async () => check(await this.deps.users.getMany(ctx.appId, uids)));
     filter.conversationId = userConversationId(viewer, uid);
     filter.receiverType = 'user';
-    return this.page(ctx, filter, input, { uids }, (page) => check(page.users), known);
+    // Receipts are the receiver's, marks the viewer's: both sides' states.
+    const conversation = versionable(filter) ? { id: filter.conversationId, stateUids: uids } : undefined;
+    return this.page(ctx, filter, input, { uids, conversation }, (page) => check(page.users));
   }
 
   /** user-list-group-messages: a group's messages, as its onBehalfOf member sees them. */
-  async listInGroup(ctx: RequestContext, rawGuid: string, input: ListMessagesInput, known?: string): Promise<VersionedPage> {
+  async listInGroup(ctx: RequestContext, rawGuid: string, input: ListMessagesInput): Promise<VersionedPage> {
     const guid = normalizeId(rawGuid);
     const viewer = ctx.onBehalfOf;
     // The group, and the viewer with their membership (as a send checks them), are read with
@@ -403,6 +410,8 @@ export class MessagesService {
     filter.conversationId = groupConversationId(guid);
     filter.receiverType = 'group';
     const reads: PageReads = viewer === undefined ? { guids: [guid] } : { uids: [viewer], guids: [guid], membership: { uid: viewer, guid } };
+    // A group message's receipts and marks are the viewer's.
+    if (versionable(filter)) reads.conversation = { id: filter.conversationId, stateUids: viewer === undefined ? [] : [viewer] };
     return this.page(ctx, filter, input, reads, (page) =>
       check({
         sender: page.users.find((user) => user.uid === viewer),
@@ -410,7 +419,6 @@ export class MessagesService {
         isMember: page.isMember,
         isBanned: page.isBanned,
       }),
-      known,
     );
   }
 
@@ -471,9 +479,17 @@ export class MessagesService {
   }
 
   /**
+   * The version a conversation's page has now, read from what its `check` names (see
+   * MessagesRepository.pageVersion): while it is the version the page was read with, the page
+   * (with the checks it passed) reads the same.
+   */
+  async pageVersion(ctx: RequestContext, check: PageCheck): Promise<string> {
+    return this.deps.messages.pageVersion(ctx.appId, check);
+  }
+
+  /**
    * A page of a list, read in one statement with everything it is shown with (see
-   * MessagesRepository.readPage); `check` sees what was read before anything is shown. Given the
-   * version of the page the caller has (`known`), an unchanged page answers its version alone.
+   * MessagesRepository.readPage); `check` sees what was read before anything is shown.
    */
   private async page(
     ctx: RequestContext,
@@ -481,16 +497,13 @@ export class MessagesService {
     input: ListMessagesInput,
     reads: Omit<PageReads, 'viewer'>,
     check?: (page: MessagePage) => void,
-    known?: string,
   ): Promise<VersionedPage> {
     const cursor: MessageCursor = {
       affix: affixOf(input),
       id: input.id === undefined ? undefined : cursorId(input.id),
       limit: input.limit ?? input.perPage ?? LIMITS.messageLimitDefault,
     };
-    const { version, page: read } = await this.deps.messages.readPage(ctx.appId, filter, cursor, { ...reads, viewer: ctx.onBehalfOf }, known);
-    // Unchanged: the caller's page passed these checks, and nothing they read has changed since.
-    if (!read) return { version };
+    const { page: read, version, check: pageCheck } = await this.deps.messages.readPage(ctx.appId, filter, cursor, { ...reads, viewer: ctx.onBehalfOf });
     check?.(read);
     const data = await this.render(ctx, read.rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, read });
     const meta: MessageListMeta = { current: { limit: cursor.limit, count: data.length } };
@@ -500,7 +513,7 @@ export class MessagesService {
       meta.previous = { affix: 'prepend', id: first.id, sentAt: first.sentAt };
       meta.next = { affix: 'append', id: last.id, sentAt: last.sentAt };
     }
-    return { version, page: { data, meta } };
+    return { page: { data, meta }, version, check: pageCheck };
   }
 
   /**
@@ -550,6 +563,16 @@ export class MessagesService {
     for (const group of groups) groupByGuid.set(group.guid, group);
     return rows.map((row) => withReceipt(toMessage(row, userByUid, groupByGuid, options, reactions.get(String(row.id))), receipts(row)));
   }
+}
+
+/**
+ * Whether a conversation's page can be versioned by its conversation (see
+ * MessagesRepository.pageVersion): all its filters read the conversation's messages, their
+ * reactions and the viewer's marks, except hiding the senders the viewer blocked, which reads
+ * their blocks; such a page is read each time.
+ */
+function versionable(filter: MessageFilter): filter is MessageFilter & { conversationId: string } {
+  return filter.conversationId !== undefined && filter.hideSendersBlockedBy === undefined && filter.visibleTo === undefined;
 }
 
 /** The sender of `facts` exists and is active. */

@@ -86,6 +86,61 @@ describe('history pages answered again', () => {
     assert.equal((await readTwice(`/v3/users/${alice}/messages`, bob!)).length, 1, 'kept for the other side');
   });
 
+  it('show a message deleted permanently, an imported message, and a deleted sender', async () => {
+    const [alice, bob, carol] = await newUids(t, t.appA, 3);
+    const url = `/v3/users/${bob}/messages`;
+    const first = await send(alice!, bob!, 'one');
+    const fence = await send(bob!, alice!, 'two');
+    const window = { affix: 'prepend', id: String(fence.id) };
+    assert.deepEqual((await readTwice(url, alice!, window)).map((m) => m.id), [first.id]);
+    await call('DELETE', `/v3/messages/${first.id}`, alice, { permanent: true });
+    assert.deepEqual(await readTwice(url, alice!, window), [], 'deleted permanently');
+
+    // An imported message (of long ago, with an id of now) joins the newest page.
+    const texts = async () => (await readTwice(url, alice!)).filter((m) => m.category === 'message').map((m) => m.data.text);
+    assert.deepEqual(await texts(), ['two']);
+    const muid = `import-${first.id}`;
+    await call('POST', '/v3.0/data_import/messages', undefined, {
+      messages: { [muid]: { muid, sender: bob, receiverType: 'user', receiver: alice, category: 'message', type: 'text', data: { text: 'old' }, sentAt: 1_600_000_000 } },
+    });
+    assert.deepEqual(await texts(), ['two', 'old']);
+
+    // A group page names its senders: one deleted permanently is shown by uid alone.
+    const guid = (await newGroup(t, t.appA, {}, alice!)).guid;
+    await call('POST', `/v3/groups/${guid}/members`, undefined, { participants: [carol] });
+    await send(carol!, guid, 'from carol', 'group');
+    const fromCarol = async () => (await readTwice(`/v3/groups/${guid}/messages`, alice!)).find((m) => m.data.text === 'from carol');
+    assert.equal(typeof (await fromCarol()).data.entities.sender.entity.name, 'string');
+    await call('DELETE', `/v3/users/${carol}`, undefined, { permanent: true });
+    assert.deepEqual((await fromCarol()).data.entities.sender.entity, { uid: carol }, 'her entity is gone');
+  });
+
+  it('show a group reply and a reaction in a group', async () => {
+    const [alice, bob] = await newUids(t, t.appA, 2);
+    const guid = (await newGroup(t, t.appA, {}, alice!)).guid;
+    await call('POST', `/v3/groups/${guid}/members`, undefined, { participants: [bob] });
+    const first = await send(alice!, guid, 'hello group', 'group');
+    const url = `/v3/groups/${guid}/messages`;
+    const window = { affix: 'append', id: String(BigInt(first.id) - 1n), limit: '1' };
+    assert.equal((await readTwice(url, bob!, window))[0].replyCount, undefined);
+    await call('POST', `/v3/messages/${first.id}/thread`, bob, { receiver: guid, receiverType: 'group', data: { text: 'a reply' } });
+    assert.equal((await readTwice(url, bob!, window))[0].replyCount, 1);
+    await call('POST', `/v3/messages/${first.id}/reactions/🎉`, alice);
+    assert.deepEqual((await readTwice(url, bob!, window))[0].data.reactions, [{ reaction: '🎉', count: 1 }]);
+  });
+
+  it('read again while hiding blocked senders', async () => {
+    const [alice, bob] = await newUids(t, t.appA, 2);
+    const guid = (await newGroup(t, t.appA, {}, alice!)).guid;
+    await call('POST', `/v3/groups/${guid}/members`, undefined, { participants: [bob] });
+    await send(bob!, guid, 'from bob', 'group');
+    const url = `/v3/groups/${guid}/messages`;
+    const query = { hideMessagesFromBlockedUsers: 'true' };
+    assert.equal((await readTwice(url, alice!, query)).some((m) => m.data.text === 'from bob'), true);
+    await call('POST', `/v3/users/${alice}/blockedusers`, undefined, { blockedUids: [bob] });
+    assert.equal((await readTwice(url, alice!, query)).some((m) => m.data.text === 'from bob'), false, 'bob is blocked now');
+  });
+
   it('refuse a viewer who can no longer read them', async () => {
     const [alice, bob, carol] = await newUids(t, t.appA, 3);
     await send(alice!, bob!, 'hello');

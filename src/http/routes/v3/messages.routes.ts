@@ -18,14 +18,14 @@ import { RenderedPages } from '../../rendered-pages.js';
 
 const tags = ['Messages'];
 /** What this node keeps of the history pages it answered: about 16 MB, some 500 pages of 50 messages. */
-const PAGE_CACHE_CHARS = 16 * 1024 * 1024;
+const PAGE_CACHE_BYTES = 16 * 1024 * 1024;
 const headers = Type.Object({ onBehalfOf: Type.Optional(OnBehalfOfHeader) });
 
 /** Messages: send, get, and the three history lists (a conversation's pages kept as answered: see RenderedPages). */
 export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const messages = services.messages;
   // A conversation's latest page is read again and again (by each client that opens it).
-  const pages = new RenderedPages(PAGE_CACHE_CHARS);
+  const pages = new RenderedPages(PAGE_CACHE_BYTES);
 
   app.post(
     '/messages',
@@ -90,7 +90,13 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageListResponse, ...errorResponses },
       },
     },
-    async (request, reply) => pages.serve(request, reply, (known) => messages.listWithUser(request.ctx, request.params.uid, request.query, known)),
+    async (request, reply) =>
+      pages.serve(
+        request,
+        reply,
+        () => messages.listWithUser(request.ctx, request.params.uid, request.query),
+        (check) => messages.pageVersion(request.ctx, check),
+      ),
   );
 
   app.get(
@@ -107,6 +113,12 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageListResponse, ...errorResponses },
       },
     },
-    async (request, reply) => pages.serve(request, reply, (known) => messages.listInGroup(request.ctx, request.params.guid, request.query, known)),
+    async (request, reply) =>
+      pages.serve(
+        request,
+        reply,
+        () => messages.listInGroup(request.ctx, request.params.guid, request.query),
+        (check) => messages.pageVersion(request.ctx, check),
+      ),
   );
 };
