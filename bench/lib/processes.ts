@@ -15,7 +15,9 @@ export interface ServerHandle<Info> {
  * when ready. The load generator runs in this process, so the two never share a CPU queue.
  */
 export function startServerProcess<Info>(script: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 600_000): Promise<ServerHandle<Info>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('bench', script)], {
+  // BENCH_SERVER_NODE_ARGS: extra node flags for the server, e.g. --cpu-prof to profile it.
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.resolve('bench', script)], {
     env: { ...process.env, PARLEY_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
