@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestContext } from '../domain/context.js';
 import type { PageCheck, VersionedPage } from '../services/messages.service.js';
 
 interface Kept {
@@ -18,22 +19,18 @@ export class RenderedPages {
   private readonly entries = new Map<string, Kept>();
   private size = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  /** `versionOf`: the version a kept page's check reads now (MessagesService.pageVersion). */
+  constructor(
+    private readonly maxBytes: number,
+    private readonly versionOf: (ctx: RequestContext, check: PageCheck) => Promise<string>,
+  ) {}
 
-  /**
-   * Answers the page `read` gives, or the copy kept here while `versionOf` its check is still
-   * the version it was read with.
-   */
-  async serve(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    read: () => Promise<VersionedPage>,
-    versionOf: (check: PageCheck) => Promise<string>,
-  ): Promise<FastifyReply> {
+  /** Answers the page `read` gives, or the copy kept here while its check still reads the version it was read with. */
+  async serve(request: FastifyRequest, reply: FastifyReply, read: () => Promise<VersionedPage>): Promise<FastifyReply> {
     // The same path, query and viewer in the same app ask for the same page, with the same checks.
     const key = `${request.ctx.appId}\u0000${request.ctx.onBehalfOf ?? ''}\u0000${request.url}`;
     const kept = this.entries.get(key);
-    if (kept && (await versionOf(kept.check)) === kept.version) {
+    if (kept && (await this.versionOf(request.ctx, kept.check)) === kept.version) {
       // Used again: last out.
       this.entries.delete(key);
       this.entries.set(key, kept);

@@ -25,7 +25,7 @@ const headers = Type.Object({ onBehalfOf: Type.Optional(OnBehalfOfHeader) });
 export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const messages = services.messages;
   // A conversation's latest page is read again and again (by each client that opens it).
-  const pages = new RenderedPages(PAGE_CACHE_BYTES);
+  const pages = new RenderedPages(PAGE_CACHE_BYTES, (ctx, check) => messages.pageVersion(ctx, check));
 
   app.post(
     '/messages',
@@ -90,13 +90,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageListResponse, ...errorResponses },
       },
     },
-    async (request, reply) =>
-      pages.serve(
-        request,
-        reply,
-        () => messages.listWithUser(request.ctx, request.params.uid, request.query),
-        (check) => messages.pageVersion(request.ctx, check),
-      ),
+    async (request, reply) => pages.serve(request, reply, () => messages.listWithUser(request.ctx, request.params.uid, request.query)),
   );
 
   app.get(
@@ -113,12 +107,6 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageListResponse, ...errorResponses },
       },
     },
-    async (request, reply) =>
-      pages.serve(
-        request,
-        reply,
-        () => messages.listInGroup(request.ctx, request.params.guid, request.query),
-        (check) => messages.pageVersion(request.ctx, check),
-      ),
+    async (request, reply) => pages.serve(request, reply, () => messages.listInGroup(request.ctx, request.params.guid, request.query)),
   );
 };
