@@ -428,9 +428,9 @@ export class MessagesRepository {
                      union select receiver from page where receiver_type = 'user' union select unnest(mentioned_uids) from page) as uids,
                array(select unnest(${reads.guids ?? []}::text[]) union select receiver from page where receiver_type = 'group') as guids
       ), u as (
-        select u.*, u.xmin::text as v from users u where u.app_id = ${appId} and u.uid = any((select uids from asked)::text[])
+        select u.* from users u where u.app_id = ${appId} and u.uid = any((select uids from asked)::text[])
       ), g as (
-        select g.*, g.xmin::text as v from groups g where g.app_id = ${appId} and g.guid = any((select guids from asked)::text[])
+        select g.* from groups g where g.app_id = ${appId} and g.guid = any((select guids from asked)::text[])
       ), r as (
         select r.message_id, r.reaction, r.uid, r.id from message_reactions r
         where r.app_id = ${appId} and r.message_id = any(array(select id from page))
@@ -438,7 +438,7 @@ export class MessagesRepository {
         conversation
           ? statesOf(appId, conversation)
           : // A 1:1 message's receipts are its receiver's; a group message's the viewer's.
-            sql`(select s.*, s.xmin::text as v from conversation_states s
+            sql`(select s.* from conversation_states s
                  where s.app_id = ${appId} and (s.uid, s.conversation_id) in (
                    select case when receiver_type = 'user' then receiver else ${viewer}::text end, conversation_id from page))`
       }, m as ${membershipOf(appId, reads.membership)}
@@ -572,9 +572,9 @@ export class MessagesRepository {
   }
 }
 
-/** The conversation states a conversation's page shows: its stateUids' (CTE `s` of readPage and pageVersion). */
+/** The conversation states a conversation's page shows: its stateUids' (CTE `s` of readPage). */
 function statesOf(appId: string, conversation: PageConversation) {
-  return sql`(select s.*, s.xmin::text as v from conversation_states s
+  return sql`(select s.* from conversation_states s
               where s.app_id = ${appId} and s.uid = any(${conversation.stateUids}::text[]) and s.conversation_id = ${conversation.id})`;
 }
 

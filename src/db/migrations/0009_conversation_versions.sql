@@ -1,6 +1,6 @@
 -- A conversation's history page is checked against its conversation instead of its rows
--- (page_version below, MessagesRepository.pageVersion). Whatever changes the messages of a conversation changes one
--- of two row versions:
+-- (page_version below, MessagesRepository.pageVersion). Whatever changes the messages of a
+-- conversation changes one of two row versions:
 --  * a message added: every statement that inserts messages writes its conversation's row in
 --    the same statement (the last message, the conversation's time), so that row's xmin changes;
 --  * a message changed or removed, or a reaction added, changed or removed: these triggers count
@@ -56,7 +56,7 @@ CREATE TRIGGER message_reactions_deleted AFTER DELETE ON message_reactions
 -- One key lookup each, as statements PL/pgSQL prepares once per connection: a page checked again
 -- costs no planning.
 CREATE FUNCTION page_version(p_app text, p_conversation text, p_uids text[], p_guids text[], p_state_uids text[],
-                                        p_member_uid text, p_member_guid text)
+                             p_member_uid text, p_member_guid text)
 RETURNS text LANGUAGE plpgsql STABLE AS $$
 DECLARE
   parts text[];
