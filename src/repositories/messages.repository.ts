@@ -468,10 +468,11 @@ export class MessagesRepository {
       isMember: row.is_member,
       isBanned: row.is_banned,
     };
-    if (!conversation || row.version === null) return { page };
+    if (!conversation) return { page };
     const check: PageCheck = { conversation, uids: row.uids, guids: row.guids };
     if (reads.membership) check.membership = reads.membership;
-    return { page, version: row.version, check };
+    // page_version always answers for a conversation's page.
+    return { page, version: row.version!, check };
   }
 
   /**
