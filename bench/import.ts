@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { startServerProcess } from './lib/processes.js';
+import { postgresCpuSeconds, startServerProcess } from './lib/processes.js';
 
 export interface ImportBenchOptions {
   engine: 'postgres' | 'pglite';
@@ -32,7 +32,12 @@ export interface ImportBenchResult {
   rssEndMb: number;
   /** Records not answered success (must be 0). */
   failed: number;
+  /** CPU per message imported, in µs: the server process's, and PostgreSQL's (postgres only). */
+  serverCpuMicros: number;
+  postgresCpuMicros?: number;
   copyMessagesPerSecond?: number;
+  /** PostgreSQL's CPU per message of the COPY baseline, in µs. */
+  copyPostgresCpuMicros?: number;
 }
 
 const USERS = 10_000;
@@ -115,6 +120,7 @@ export async function importThroughput(options: ImportBenchOptions): Promise<Imp
     }),
   );
   const started = performance.now();
+  const cpuAtStart = { server: server.cpuSeconds(), postgres: options.databaseUrl ? postgresCpuSeconds() : 0 };
   try {
     await Promise.all(
       bodies.map(async (list) => {
@@ -131,6 +137,9 @@ export async function importThroughput(options: ImportBenchOptions): Promise<Imp
     agent.destroy();
   }
   const seconds = (performance.now() - started) / 1000;
+  const perMessage = (cpuSeconds: number) => Math.round((cpuSeconds * 1e6) / options.messages);
+  const serverCpuMicros = perMessage(server.cpuSeconds() - cpuAtStart.server);
+  const postgresCpuMicros = options.databaseUrl ? perMessage(postgresCpuSeconds() - cpuAtStart.postgres) : undefined;
   const rssEndMb = server.rssMb();
   rssPeakMb = Math.max(rssPeakMb, rssEndMb);
   await server.stop();
@@ -143,8 +152,14 @@ export async function importThroughput(options: ImportBenchOptions): Promise<Imp
     rssPeakMb,
     rssEndMb,
     failed,
+    serverCpuMicros,
   };
-  if (options.databaseUrl) result.copyMessagesPerSecond = await copyRate(options);
+  if (postgresCpuMicros !== undefined) result.postgresCpuMicros = postgresCpuMicros;
+  if (options.databaseUrl) {
+    const copy = await copyRate(options);
+    result.copyMessagesPerSecond = copy.messagesPerSecond;
+    result.copyPostgresCpuMicros = copy.postgresCpuMicros;
+  }
   return result;
 }
 
@@ -153,7 +168,7 @@ export async function importThroughput(options: ImportBenchOptions): Promise<Imp
  * identity and indexes), loaded by server-side COPY of one file per batch, each batch its own
  * transaction, from as many connections as the import used. Only the COPY statements are timed.
  */
-async function copyRate(options: ImportBenchOptions): Promise<number> {
+async function copyRate(options: ImportBenchOptions): Promise<{ messagesPerSecond: number; postgresCpuMicros: number }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-copy-'));
   fs.chmodSync(dir, 0o755);
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.concurrency });
@@ -175,10 +190,13 @@ async function copyRate(options: ImportBenchOptions): Promise<number> {
         files[worker]!.push(file);
       }
     }
+    // Every connection is opened before the clock starts, so its backend is counted from then on.
+    const clients = await Promise.all(files.map(() => pool.connect()));
     const started = performance.now();
+    const cpuAtStart = postgresCpuSeconds();
     await Promise.all(
-      files.map(async (list) => {
-        const client = await pool.connect();
+      files.map(async (list, worker) => {
+        const client = clients[worker]!;
         try {
           for (const file of list) {
             await client.query(
@@ -191,7 +209,8 @@ async function copyRate(options: ImportBenchOptions): Promise<number> {
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    return Math.round(options.messages / seconds);
+    const postgresCpuMicros = Math.round(((postgresCpuSeconds() - cpuAtStart) * 1e6) / options.messages);
+    return { messagesPerSecond: Math.round(options.messages / seconds), postgresCpuMicros };
   } finally {
     await pool.query('drop table if exists copy_baseline').catch(() => {});
     await pool.end();
@@ -205,6 +224,8 @@ export function describe(result: ImportBenchResult): string {
     `import ${result.messages} messages (${result.engine})`.padEnd(40) +
     ` ${String(result.messagesPerSecond).padStart(7)} msg/s in ${result.seconds} s` +
     (copy ? `  ${((result.messagesPerSecond / copy) * 100).toFixed(0)}% of COPY (${copy} msg/s)` : '') +
+    `  CPU per message: server ${result.serverCpuMicros} µs` +
+    (result.postgresCpuMicros !== undefined ? `, PostgreSQL ${result.postgresCpuMicros} µs (COPY's ${result.copyPostgresCpuMicros} µs)` : '') +
     `  server RSS ${result.rssStartMb} → peak ${result.rssPeakMb} → end ${result.rssEndMb} MB` +
     (result.failed ? `  (${result.failed} records failed)` : '')
   );

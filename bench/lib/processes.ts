@@ -7,6 +7,8 @@ export interface ServerHandle<Info> {
   info: Info;
   /** Resident set size of the server process, in MB (Linux). */
   rssMb(): number;
+  /** CPU seconds the server process has used so far (user and system; Linux). */
+  cpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -41,6 +43,7 @@ export function startServerProcess<Info>(script: string, env: NodeJS.ProcessEnv 
         child,
         info,
         rssMb: () => rssOf(child.pid!),
+        cpuSeconds: () => cpuSecondsOf(child.pid!),
         stop: () =>
           new Promise<void>((done) => {
             child.removeAllListeners('exit');
@@ -60,6 +63,38 @@ function rssOf(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** CPU seconds (user and system) a process has used, from /proc (Linux); 0 when unreadable. */
+export function cpuSecondsOf(pid: number | string): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+// USER_HZ: 100 on every Linux architecture Node runs on.
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU seconds used so far by the running PostgreSQL server's processes on this machine (its
+ * backends, WAL writer, checkpointer...). A backend that exits between two readings takes its
+ * time with it, so read this around work done on long-lived connections.
+ */
+export function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue;
+    }
+    total += cpuSecondsOf(pid);
+  }
+  return total;
 }
 
 /** Prints the ready line a bench server ends its start with. */
