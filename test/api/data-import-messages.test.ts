@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import Fastify from 'fastify';
+import { ImportMessagesResponse } from '../../src/schemas/data-import.schema.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { body, createTestApp, errorCode, uniqueId, type CallOptions, type TestApp } from '../helpers/app.js';
 import { newGroup, newUids, newUser } from '../helpers/factories.js';
@@ -209,6 +211,43 @@ describe('import-messages', () => {
     assert.equal(message.data.mentions[mentioned].name, 'Mentioned');
     const mentioning = await t.call(t.appA, '/v3/messages', { query: { mentionedUids: mentioned } });
     assert.deepEqual(body(mentioning).data.map((m: any) => m.muid), [muid]);
+  });
+
+  it('answers exactly what its response schema serialises (the route writes it with JSON.stringify)', async () => {
+    const [alice, bob] = await newUids(t, t.appA, 2);
+    const [sender, guid, mentioned] = [uniqueId('ser'), uniqueId('sergroup'), uniqueId('sment')];
+    const muid = (n: number) => `${guid}-${n}`;
+    const response = await post(t.appA, {
+      [muid(0)]: textRecord(muid(0), sender, bob!, T0, {
+        senderUserDetails: { uid: sender, name: 'Serialised', avatar: 'https://example.com/a.png', metadata: { k: 'v' }, tags: ['t'] },
+        data: { text: `hi <@uid:${mentioned}>`, metadata: { nested: { a: [1, 'two'] } } },
+        mentionedUserDetails: { [mentioned]: { uid: mentioned, name: 'Mentioned' } },
+        tags: ['x', 'y'],
+        deliveredAt: T0 + 5,
+        readAt: T0 + 10,
+      }),
+      [muid(1)]: {
+        muid: muid(1),
+        sender: alice,
+        receiverType: 'group',
+        receiver: guid,
+        category: 'custom',
+        type: 'poll',
+        data: { customData: { question: 'q' } },
+        sentAt: T0 + 1,
+        receiverGroupDetails: { guid, name: 'Serialised group', type: 'public', createdAt: T0 - 100, owner: alice },
+      },
+      [muid(2)]: textRecord(muid(2), alice!, bob!, T0 + 2, { readAt: T0 }),
+      [muid(3)]: textRecord(muid(3), alice!, uniqueId('nobody'), T0 + 3),
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.deepEqual(Object.values(codes(body(response).data)), ['ok', 'ok', 'ERR_BAD_REQUEST', 'ERR_UID_NOT_FOUND']);
+    // The same answer through the schema's own serialiser: the fields it keeps, in its order.
+    const echo = Fastify();
+    echo.post('/', { schema: { response: { 200: ImportMessagesResponse } } }, async (request) => request.body);
+    const again = await echo.inject({ method: 'POST', url: '/', payload: response.body, headers: { 'content-type': 'application/json' } });
+    await echo.close();
+    assert.equal(response.body, again.body);
   });
 
   it('round-trips Unicode and metadata byte-exact', async () => {
