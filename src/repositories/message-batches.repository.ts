@@ -196,16 +196,23 @@ export class MessageBatchesRepository {
    * drawn in that order. First the conversations are created or row-locked, in id order (so
    * concurrent importers cannot deadlock, and a live send to one of them waits: ids of a
    * conversation follow commit order, as in MessagesRepository.store). Then one statement
-   * inserts the messages (a sender's muid imported before is skipped: not returned), moves each
+   * inserts the messages (a sender's muid imported before is skipped), moves each
    * conversation's last message, creates the sides of the 1:1 conversations it created, and
    * moves the receipt watermarks of the readers (a 1:1 message's receiver; a group message's
-   * members) up to the newest message imported as delivered or read. Returns the inserted rows,
-   * made from the input and the ids the database returns (only those travel back).
+   * members) up to the newest message imported as delivered or read. Answers the stored row of
+   * each message, at its index (undefined for one skipped), made from the input and the ids the
+   * database returns (only those travel back).
    */
-  async insertMany(appId: string, messages: BulkMessage[], tx: Executor): Promise<MessageRow[]> {
+  async insertMany(appId: string, messages: BulkMessage[], tx: Executor): Promise<Array<MessageRow | undefined>> {
     if (messages.length === 0) return [];
     // A conversation's times: of its first and last imported message.
     const conversations = new Map<string, { conversation_id: string; conversation_type: ReceiverType; first_at: Date; last_at: Date }>();
+    // The messages travel as one array per column (PostgreSQL reads array literals at about twice
+    // the speed of the same records as JSON); data as one JSON array of the texts as sent.
+    const columns = { conversationId: [] as string[], sender: [] as string[], receiver: [] as string[], receiverType: [] as string[] };
+    const more = { category: [] as string[], type: [] as string[], data: [] as string[], tags: [] as Array<string | null> };
+    const rest = { mentioned: [] as Array<string | null>, muid: [] as string[], sentAt: [] as number[] };
+    const receipts = { deliveredAt: [] as Array<number | null>, readAt: [] as Array<number | null> };
     for (const message of messages) {
       const known = conversations.get(message.conversationId);
       if (!known) {
@@ -216,34 +223,46 @@ export class MessageBatchesRepository {
           last_at: message.sentAt,
         });
       } else if (message.sentAt > known.last_at) known.last_at = message.sentAt;
+      columns.conversationId.push(message.conversationId);
+      columns.sender.push(message.sender);
+      columns.receiver.push(message.receiver);
+      columns.receiverType.push(message.receiverType);
+      more.category.push(message.category);
+      more.type.push(message.type);
+      more.data.push(message.dataJson);
+      more.tags.push(message.tags.length ? JSON.stringify(message.tags) : null);
+      rest.mentioned.push(message.mentionedUids.length ? JSON.stringify(message.mentionedUids) : null);
+      rest.muid.push(message.muid);
+      rest.sentAt.push(message.sentAt.getTime() / 1000);
+      receipts.deliveredAt.push(message.deliveredAt === null ? null : message.deliveredAt.getTime() / 1000);
+      receipts.readAt.push(message.readAt === null ? null : message.readAt.getTime() / 1000);
     }
     const ordered = [...conversations.values()].sort((a, b) => (a.conversation_id < b.conversation_id ? -1 : 1));
-    const upserted = await sql<{ conversation_id: string; created: boolean }>`
+    // An existing conversation is only locked: ON CONFLICT DO UPDATE locks every conflicting row,
+    // and WHERE false writes no new version of it (the statement below moves it). Only the rows
+    // inserted here are returned.
+    const upserted = await sql<{ conversation_id: string }>`
       insert into conversations as c (app_id, conversation_id, conversation_type, created_at, updated_at)
       select ${appId}, r.conversation_id, r.conversation_type, r.first_at, r.last_at
       from json_to_recordset(${JSON.stringify(ordered)}::json) as r(conversation_id text, conversation_type text, first_at timestamptz, last_at timestamptz)
       order by r.conversation_id
-      on conflict (app_id, conversation_id) do update set updated_at = greatest(c.updated_at, excluded.updated_at)
-      returning c.conversation_id, (xmax = 0) as created`.execute(tx);
-    const created = upserted.rows.filter((row) => row.created).map((row) => row.conversation_id);
+      on conflict (app_id, conversation_id) do update set updated_at = c.updated_at where false
+      returning c.conversation_id`.execute(tx);
+    const created = upserted.rows.map((row) => row.conversation_id);
 
-    // The messages travel as one array per column (PostgreSQL reads array literals at about twice
-    // the speed of the same records as JSON); data as one JSON array of the texts as sent.
-    const column = <T>(value: (message: BulkMessage) => T) => messages.map(value);
-    const seconds = (at: Date | null) => (at === null ? null : at.getTime() / 1000);
-    const inserted = await sql<{ inserted: Array<[string, string, string]> | null }>`
+    const inserted = await sql<{ inserted: string[] | Array<[string, string, string]> | null }>`
       with r as (
         select * from rows from (
-          unnest(${arrayLiteral(column((m) => m.conversationId))}::text[]), unnest(${arrayLiteral(column((m) => m.sender))}::text[]),
-          unnest(${arrayLiteral(column((m) => m.receiver))}::text[]), unnest(${arrayLiteral(column((m) => m.receiverType))}::text[]),
-          unnest(${arrayLiteral(column((m) => m.category))}::text[]), unnest(${arrayLiteral(column((m) => m.type))}::text[]),
-          json_array_elements(${`[${column((m) => m.dataJson).join(',')}]`}::json),
-          unnest(${arrayLiteral(column((m) => (m.tags.length ? JSON.stringify(m.tags) : null)))}::json[]),
-          unnest(${arrayLiteral(column((m) => (m.mentionedUids.length ? JSON.stringify(m.mentionedUids) : null)))}::json[]),
-          unnest(${arrayLiteral(column((m) => m.muid))}::text[]),
-          unnest(${arrayLiteral(column((m) => seconds(m.sentAt)))}::float8[]),
-          unnest(${arrayLiteral(column((m) => seconds(m.deliveredAt)))}::float8[]),
-          unnest(${arrayLiteral(column((m) => seconds(m.readAt)))}::float8[])
+          unnest(${arrayLiteral(columns.conversationId)}::text[]), unnest(${arrayLiteral(columns.sender)}::text[]),
+          unnest(${arrayLiteral(columns.receiver)}::text[]), unnest(${arrayLiteral(columns.receiverType)}::text[]),
+          unnest(${arrayLiteral(more.category)}::text[]), unnest(${arrayLiteral(more.type)}::text[]),
+          json_array_elements(${`[${more.data.join(',')}]`}::json),
+          unnest(${arrayLiteral(more.tags)}::json[]),
+          unnest(${arrayLiteral(rest.mentioned)}::json[]),
+          unnest(${arrayLiteral(rest.muid)}::text[]),
+          unnest(${arrayLiteral(rest.sentAt)}::float8[]),
+          unnest(${arrayLiteral(receipts.deliveredAt)}::float8[]),
+          unnest(${arrayLiteral(receipts.readAt)}::float8[])
         ) with ordinality as r(conversation_id, sender, receiver, receiver_type, category, type, data, tags, mentioned_uids, muid,
                                sent_at, delivered_at, read_at, n)
       ), ins as (
@@ -293,18 +312,25 @@ export class MessageBatchesRepository {
           read_at = case when excluded.read_message_id > coalesce(s.read_message_id, 0) then excluded.read_at else s.read_at end,
           updated_at = now()
       )
-      -- What travels back: one JSON value, each inserted message as its id, sender and muid.
-      select json_agg(json_build_array(ins.id::text, ins.sender, ins.muid)) as inserted from ins`.execute(tx);
-    const ids = new Map<string, string>();
-    for (const [id, sender, muid] of inserted.rows[0]?.inserted ?? []) ids.set(`${sender}\u0000${muid}`, id);
-    const rows: MessageRow[] = [];
-    const kept = new Set<string>();
-    for (const message of messages) {
-      const id = ids.get(`${message.sender}\u0000${message.muid}`);
-      if (id === undefined) continue;
-      kept.add(message.conversationId);
-      rows.push(storedRow(appId, message, id, message.sentAt, { deliveredAt: message.deliveredAt, readAt: message.readAt }));
+      -- What travels back: the inserted messages' ids, in id order. They were drawn in input
+      -- order, so when all were inserted the n-th id is the n-th message's; otherwise each comes
+      -- with the sender and muid that find its message. (CASE runs only the subquery it needs.)
+      select case when (select count(*) from ins) = ${messages.length} then (select json_agg(id::text order by id) from ins)
+                  else (select json_agg(json_build_array(id::text, sender, muid)) from ins) end as inserted`.execute(tx);
+    const answered = inserted.rows[0]?.inserted ?? [];
+    const ids: Array<string | undefined> = new Array(messages.length);
+    if (answered.length === messages.length) (answered as string[]).forEach((id, n) => (ids[n] = id));
+    else {
+      const byKey = new Map((answered as Array<[string, string, string]>).map(([id, sender, muid]) => [`${sender}\u0000${muid}`, id]));
+      messages.forEach((message, n) => (ids[n] = byKey.get(`${message.sender}\u0000${message.muid}`)));
     }
+    const kept = new Set<string>();
+    const rows = messages.map((message, n) => {
+      const id = ids[n];
+      if (id === undefined) return undefined;
+      kept.add(message.conversationId);
+      return storedRow(appId, message, id, message.sentAt, { deliveredAt: message.deliveredAt, readAt: message.readAt });
+    });
     // A conversation created here whose every message was a muid used before is taken back
     // (rare: only then is there a statement for it).
     const emptied = created.filter((id) => !kept.has(id));

@@ -388,16 +388,18 @@ export class DataImportService {
     const known = { users: new Map<string, UserRow>(), groups: new Map<string, GroupRow>() };
     for (const chunk of chunks(ordered, MESSAGE_CHUNK)) {
       const answers = await this.storeMessages(ctx, chunk);
-      this.deps.noteBulkWrite(answers.rows.length);
       for (const user of answers.users) known.users.set(user.uid, user);
       for (const group of answers.groups) known.groups.set(group.guid, group);
       for (const [key, error] of answers.refused) results.set(key, failure(error));
-      const bySenderMuid = new Map(answers.rows.map((row) => [`${row.sender}\u0000${row.muid}`, row]));
-      for (const c of answers.insertable) {
-        const row = bySenderMuid.get(`${c.row.sender}\u0000${c.row.muid}`);
-        if (row) stored.push({ key: c.key, row });
-        else results.set(c.key, failure(new AppError('ERR_IMPORT_MUID_ALREADY_EXISTS', { params: { muid: c.row.muid, sender: c.row.sender } })));
-      }
+      let written = 0;
+      answers.insertable.forEach((c, n) => {
+        const row = answers.rows[n];
+        if (row) {
+          stored.push({ key: c.key, row });
+          written++;
+        } else results.set(c.key, failure(new AppError('ERR_IMPORT_MUID_ALREADY_EXISTS', { params: { muid: c.row.muid, sender: c.row.sender } })));
+      });
+      this.deps.noteBulkWrite(written);
     }
     const rendered = await this.deps.messagesService.render(ctx, stored.map((s) => s.row), {
       withTags: true,
