@@ -332,6 +332,43 @@ describe('import-messages', () => {
     assert.equal(errorCode(await t.call(t.appA, `/v3/users/${records[`${p}-role`].sender}`)), 'ERR_UID_NOT_FOUND', 'a refused record creates no user');
   });
 
+  it('answers each record with its own message, all new or some imported before', async () => {
+    const [alice, bob] = await newUids(t, t.appA, 2);
+    const p = uniqueId('own');
+    // Sent out of sentAt order in the body, so ids (drawn in sentAt order) differ from body order.
+    const record = (n: number) => textRecord(`${p}-${n}`, n % 2 ? alice! : bob!, n % 2 ? bob! : alice!, T0 + ((n * 7) % 20));
+    const check = (results: Record<string, any>, fresh: number[]) => {
+      for (const [key, result] of Object.entries(results)) {
+        const n = Number(key.slice(p.length + 1));
+        if (!fresh.includes(n)) {
+          assert.equal(result.error?.code, 'ERR_IMPORT_MUID_ALREADY_EXISTS', key);
+          continue;
+        }
+        assert.equal(result.success, true, key);
+        assert.deepEqual([result.data.muid, result.data.sentAt, result.data.data.text], [key, T0 + ((n * 7) % 20), `message ${key}`]);
+      }
+    };
+    const first = [0, 2, 4, 6, 8, 10, 12, 14, 16, 18];
+    const answers = [await imported(t.appA, Object.fromEntries(first.map((n) => [`${p}-${n}`, record(n)])))];
+    check(answers[0]!, first);
+    const all = Array.from({ length: 20 }, (_, n) => n);
+    const rest = all.filter((n) => !first.includes(n));
+    answers.push(await imported(t.appA, Object.fromEntries(all.map((n) => [`${p}-${n}`, record(n)]))));
+    check(answers[1]!, rest);
+    const listed = await history(t.appA, alice!, `/v3/users/${bob}/messages`);
+    // Each answer's id is the id its message was stored with.
+    const idOf = new Map(listed.map((message) => [message.muid, message.id]));
+    for (const results of answers) {
+      for (const [key, result] of Object.entries(results)) if (result.success) assert.equal(result.data.id, idOf.get(key), key);
+    }
+    const bySentAt = (ns: number[]) => [...ns].sort((a, b) => ((a * 7) % 20) - ((b * 7) % 20));
+    assert.deepEqual(
+      listed.map((message) => [message.muid, message.sentAt]),
+      [...bySentAt(first), ...bySentAt(rest)].map((n) => [`${p}-${n}`, T0 + ((n * 7) % 20)]),
+      'one message per record, each call in sentAt order',
+    );
+  });
+
   it('re-importing stores no duplicate: each record answers ERR_IMPORT_MUID_ALREADY_EXISTS', async () => {
     const [alice, bob] = await newUids(t, t.appA, 2);
     const p = uniqueId('again');
