@@ -298,9 +298,12 @@ for (const engine of engines) {
   }
 }
 
+// Each run is kept (a partial run, --only, must not erase the last full one), and the newest
+// is also latest.json.
+const at = new Date().toISOString();
+const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, fastify: Object.fromEntries(fastify), rows, imports }, null, 2)}\n`;
+const kept = `.bench/run-${at.replace(/[:.]/g, '-')}.json`;
 fs.mkdirSync('.bench', { recursive: true });
-fs.writeFileSync(
-  '.bench/latest.json',
-  `${JSON.stringify({ at: new Date().toISOString(), duration, fastify: Object.fromEntries(fastify), rows, imports }, null, 2)}\n`,
-);
-console.log('\nresults written to .bench/latest.json');
+fs.writeFileSync(kept, results);
+fs.writeFileSync('.bench/latest.json', results);
+console.log(`\nresults written to ${kept} and .bench/latest.json`);
