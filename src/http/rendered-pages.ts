@@ -1,10 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestContext } from '../domain/context.js';
-import type { PageCheck, VersionedPage } from '../services/messages.service.js';
+import type { PageCheck, PageVersion, VersionedPage } from '../services/messages.service.js';
 
 interface Kept {
-  version: string;
-  check: PageCheck;
+  versioned: PageVersion;
   body: Buffer;
 }
 
@@ -30,18 +29,18 @@ export class RenderedPages {
     // The same path, query and viewer in the same app ask for the same page, with the same checks.
     const key = `${request.ctx.appId}\u0000${request.ctx.onBehalfOf ?? ''}\u0000${request.url}`;
     const kept = this.entries.get(key);
-    if (kept && (await this.versionOf(request.ctx, kept.check)) === kept.version) {
+    if (kept && (await this.versionOf(request.ctx, kept.versioned.check)) === kept.versioned.version) {
       // Used again: last out.
       this.entries.delete(key);
       this.entries.set(key, kept);
       return reply.type('application/json; charset=utf-8').send(kept.body);
     }
-    const { page, version, check } = await read();
+    const { page, versioned } = await read();
     const serialize = reply.getSerializationFunction('200');
     if (!serialize) return reply.send(page);
     // Sent as bytes, kept as bytes: a copy sent again is not encoded again.
     const body = Buffer.from(serialize(page));
-    if (version !== undefined && check) this.keep(key, { version, check, body });
+    if (versioned) this.keep(key, { versioned, body });
     else if (kept) this.forget(key, kept);
     return reply.type('application/json; charset=utf-8').send(body);
   }

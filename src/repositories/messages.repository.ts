@@ -108,7 +108,13 @@ export interface PageConversation {
   stateUids: string[];
 }
 
-/** What a page's version is read from (readPage answers it; pageVersion reads it again). */
+/** A conversation page's version, and what it is read from (readPage answers both; pageVersion reads it again). */
+export interface PageVersion {
+  version: string;
+  check: PageCheck;
+}
+
+/** What a page's version is read from. */
 export interface PageCheck {
   conversation: PageConversation;
   /** The users and groups the page named or checked, found or not. */
@@ -397,7 +403,7 @@ export class MessagesRepository {
    * nor repeat what was read.
    *
    * A page of one conversation (`reads.conversation`) also answers its version, read in the same
-   * snapshot, and what it was read from (`check`): see pageVersion.
+   * snapshot, and what it was read from: see pageVersion.
    */
   async readPage(
     appId: string,
@@ -405,7 +411,7 @@ export class MessagesRepository {
     cursor: MessageCursor,
     reads: PageReads,
     tx: Executor = this.db,
-  ): Promise<{ page: MessagePage; version?: string; check?: PageCheck }> {
+  ): Promise<{ page: MessagePage; versioned?: PageVersion }> {
     const viewer = reads.viewer ?? null;
     const mine = reads.viewer === undefined ? sql`false` : sql`bool_or(r.uid = ${reads.viewer})`;
     const conversation = reads.conversation;
@@ -472,7 +478,7 @@ export class MessagesRepository {
     const check: PageCheck = { conversation, uids: row.uids, guids: row.guids };
     if (reads.membership) check.membership = reads.membership;
     // page_version always answers for a conversation's page.
-    return { page, version: row.version!, check };
+    return { page, versioned: { version: row.version!, check } };
   }
 
   /**

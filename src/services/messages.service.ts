@@ -13,7 +13,7 @@ import type { GroupMembersRepository } from '../repositories/group-members.repos
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { ConversationStateRow } from '../repositories/conversation-states.repository.js';
 import type { MessageBatchesRepository } from '../repositories/message-batches.repository.js';
-import type { MessageCursor, MessageFilter, MessagePage, MessageRow, MessagesRepository, NewMessage, PageCheck, PageReads, SendFacts } from '../repositories/messages.repository.js';
+import type { MessageCursor, MessageFilter, MessagePage, MessageRow, MessagesRepository, NewMessage, PageCheck, PageReads, PageVersion, SendFacts } from '../repositories/messages.repository.js';
 import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-members.service.js';
@@ -114,11 +114,10 @@ type CursorMeta = { affix: 'append' | 'prepend'; id: string; sentAt: number };
  * A page of a list; a page of one conversation also with its version and what that version is
  * read from (see MessagesRepository.pageVersion), so that a copy of it can be checked later.
  */
-export type { PageCheck };
+export type { PageCheck, PageVersion };
 export interface VersionedPage {
   page: { data: Message[]; meta: MessageListMeta };
-  version?: string;
-  check?: PageCheck;
+  versioned?: PageVersion;
 }
 export interface MessageListMeta {
   current: { limit: number; count: number };
@@ -503,7 +502,7 @@ export class MessagesService {
       id: input.id === undefined ? undefined : cursorId(input.id),
       limit: input.limit ?? input.perPage ?? LIMITS.messageLimitDefault,
     };
-    const { page: read, version, check: pageCheck } = await this.deps.messages.readPage(ctx.appId, filter, cursor, { ...reads, viewer: ctx.onBehalfOf });
+    const { page: read, versioned } = await this.deps.messages.readPage(ctx.appId, filter, cursor, { ...reads, viewer: ctx.onBehalfOf });
     check?.(read);
     const data = await this.render(ctx, read.rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, read });
     const meta: MessageListMeta = { current: { limit: cursor.limit, count: data.length } };
@@ -513,7 +512,7 @@ export class MessagesService {
       meta.previous = { affix: 'prepend', id: first.id, sentAt: first.sentAt };
       meta.next = { affix: 'append', id: last.id, sentAt: last.sentAt };
     }
-    return { page: { data, meta }, version, check: pageCheck };
+    return { page: { data, meta }, versioned };
   }
 
   /**
