@@ -52,7 +52,11 @@ export class MessageBatchesRepository {
     async (items) => {
       const results: Array<SendOutcome | Error> = new Array(items.length);
       const byApp = new Map<string, number[]>();
-      items.forEach((item, index) => byApp.set(item.appId, [...(byApp.get(item.appId) ?? []), index]));
+      items.forEach((item, index) => {
+        const indexes = byApp.get(item.appId);
+        if (indexes) indexes.push(index);
+        else byApp.set(item.appId, [index]);
+      });
       for (const [appId, indexes] of byApp) {
         // Rounds in which each conversation appears once, in the order sent.
         const rounds: number[][] = [];
