@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { postgresCpuSeconds, startServerProcess } from './lib/processes.js';
+import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 
 export interface ImportBenchOptions {
   engine: 'postgres' | 'pglite';
@@ -120,7 +120,7 @@ export async function importThroughput(options: ImportBenchOptions): Promise<Imp
     }),
   );
   const started = performance.now();
-  const cpuAtStart = { server: server.cpuSeconds(), postgres: options.databaseUrl ? postgresCpuSeconds() : 0 };
+  const cpuAtStart = { server: server.cpuSeconds(), postgres: options.databaseUrl ? postgresCpuMeter() : undefined };
   try {
     await Promise.all(
       bodies.map(async (list) => {
@@ -139,7 +139,7 @@ export async function importThroughput(options: ImportBenchOptions): Promise<Imp
   const seconds = (performance.now() - started) / 1000;
   const perMessage = (cpuSeconds: number) => Math.round((cpuSeconds * 1e6) / options.messages);
   const serverCpuMicros = perMessage(server.cpuSeconds() - cpuAtStart.server);
-  const postgresCpuMicros = options.databaseUrl ? perMessage(postgresCpuSeconds() - cpuAtStart.postgres) : undefined;
+  const postgresCpuMicros = cpuAtStart.postgres ? perMessage(cpuAtStart.postgres()) : undefined;
   const rssEndMb = server.rssMb();
   rssPeakMb = Math.max(rssPeakMb, rssEndMb);
   await server.stop();
@@ -193,7 +193,7 @@ async function copyRate(options: ImportBenchOptions): Promise<{ messagesPerSecon
     // Every connection is opened before the clock starts, so its backend is counted from then on.
     const clients = await Promise.all(files.map(() => pool.connect()));
     const started = performance.now();
-    const cpuAtStart = postgresCpuSeconds();
+    const postgresCpu = postgresCpuMeter();
     await Promise.all(
       files.map(async (list, worker) => {
         const client = clients[worker]!;
@@ -209,7 +209,7 @@ async function copyRate(options: ImportBenchOptions): Promise<{ messagesPerSecon
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    const postgresCpuMicros = Math.round(((postgresCpuSeconds() - cpuAtStart) * 1e6) / options.messages);
+    const postgresCpuMicros = Math.round((postgresCpu() * 1e6) / options.messages);
     return { messagesPerSecond: Math.round(options.messages / seconds), postgresCpuMicros };
   } finally {
     await pool.query('drop table if exists copy_baseline').catch(() => {});

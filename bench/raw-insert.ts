@@ -1,9 +1,10 @@
 // The raw-INSERT baseline: single-row INSERTs into a users-shaped table, each its own durable
 // commit, from N concurrent connections over the pg driver alone, as prepared statements.
-// Prints {"insertsPerSecond", "p99Ms"} when done.
+// Prints {"insertsPerSecond", "p99Ms", "postgresCpuMicros", "clientCpuMicros"} (CPU per insert) when done.
 // Env: DATABASE_URL, BENCH_CONNECTIONS, BENCH_DURATION (seconds).
 import crypto from 'node:crypto';
 import pg from 'pg';
+import { postgresCpuMeter } from './lib/processes.js';
 
 const url = process.env.DATABASE_URL!;
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -19,6 +20,7 @@ let n = 0;
 const latencies: number[] = [];
 const end = Date.now() + durationMs;
 const started = Date.now();
+const cpuAtStart = { postgres: postgresCpuMeter(), client: process.cpuUsage() };
 await Promise.all(
   Array.from({ length: connections }, async () => {
     const client = await pool.connect();
@@ -39,9 +41,17 @@ await Promise.all(
   }),
 );
 const seconds = (Date.now() - started) / 1000;
+const postgresCpu = cpuAtStart.postgres();
+const clientCpu = process.cpuUsage(cpuAtStart.client);
+const perInsert = (micros: number) => Math.round(micros / Math.max(1, latencies.length));
 latencies.sort((a, b) => a - b);
 await pool.query('drop table raw_insert_baseline');
 await pool.end();
 process.stdout.write(
-  `${JSON.stringify({ insertsPerSecond: Math.round(latencies.length / seconds), p99Ms: Math.round(latencies[Math.floor(latencies.length * 0.99)] ?? 0) })}\n`,
+  `${JSON.stringify({
+    insertsPerSecond: Math.round(latencies.length / seconds),
+    p99Ms: Math.round(latencies[Math.floor(latencies.length * 0.99)] ?? 0),
+    postgresCpuMicros: perInsert(postgresCpu * 1e6),
+    clientCpuMicros: perInsert(clientCpu.user + clientCpu.system),
+  })}\n`,
 );

@@ -14,8 +14,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { describe as describeImport, importThroughput, type ImportBenchResult } from './import.js';
-import { runLoad, type LoadResult } from './lib/load.js';
-import { startServerProcess } from './lib/processes.js';
+import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
+import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 
 const { values } = parseArgs({
   options: {
@@ -49,10 +49,13 @@ function report(row: Omit<Row, 'ratio'>) {
   rows.push({ ...row, ratio });
   const r = row.result;
   const flags = r.errors || r.non2xx ? `  (${r.errors} errors, ${r.non2xx} non-2xx)` : '';
+  const cpu = Object.entries(r.cpuMicrosPerRequest ?? {})
+    .map(([name, micros]) => `${name} ${micros} µs`)
+    .join(', ');
   console.log(
     `${row.scenario.padEnd(40)} ${row.engine.padEnd(8)} ${String(row.connections).padStart(3)} conn ` +
       `${String(r.requestsPerSecond).padStart(7)} req/s  p50 ${String(r.p50Ms).padStart(4)} ms  p99 ${String(r.p99Ms).padStart(4)} ms  ` +
-      `${(ratio * 100).toFixed(0).padStart(4)}% of ${row.baseline}${flags}`,
+      `${(ratio * 100).toFixed(0).padStart(4)}% of ${row.baseline}${cpu ? `  (CPU/req: ${cpu})` : ''}${flags}`,
   );
 }
 
@@ -83,7 +86,7 @@ async function withPostgresDatabase<T>(run: (url: string) => Promise<T>): Promis
 }
 
 /** Raw single-row INSERT rate over the pg driver, measured in its own process. */
-function rawInsertRate(url: string, connections: number): Promise<{ insertsPerSecond: number; p99Ms: number }> {
+function rawInsertRate(url: string, connections: number): Promise<{ insertsPerSecond: number; p99Ms: number; postgresCpuMicros: number; clientCpuMicros: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('bench/raw-insert.ts')], {
       env: { ...process.env, DATABASE_URL: url, BENCH_CONNECTIONS: String(connections), BENCH_DURATION: String(duration) },
@@ -100,14 +103,15 @@ const fastify = new Map<number, LoadResult>();
 const fastifyHistory = new Map<number, LoadResult>();
 {
   const server = await startServerProcess<{ port: number }>('baseline-server.ts');
+  const serverCpu = { server: server.cpuMeter };
   for (const connections of CONCURRENCIES) {
-    const result = await runLoad({ url: `http://127.0.0.1:${server.info.port}/v3/users/bench-user`, connections, durationSeconds: duration });
+    const result = await runLoad({ url: `http://127.0.0.1:${server.info.port}/v3/users/bench-user`, connections, durationSeconds: duration, cpu: serverCpu });
     fastify.set(connections, result);
-    console.log(`baseline: no-database Fastify, ${connections} connections: ${result.requestsPerSecond} req/s (p99 ${result.p99Ms} ms)`);
+    console.log(`baseline: no-database Fastify, ${connections} connections: ${result.requestsPerSecond} req/s (p99 ${result.p99Ms} ms, server CPU ${result.cpuMicrosPerRequest!.server} µs/req)`);
     if (wanted('history page')) {
-      const page = await runLoad({ url: `http://127.0.0.1:${server.info.port}/v3/users/seed-1/messages?limit=50`, connections, durationSeconds: duration });
+      const page = await runLoad({ url: `http://127.0.0.1:${server.info.port}/v3/users/seed-1/messages?limit=50`, connections, durationSeconds: duration, cpu: serverCpu });
       fastifyHistory.set(connections, page);
-      console.log(`baseline: no-database Fastify, 50-message page, ${connections} connections: ${page.requestsPerSecond} req/s (p99 ${page.p99Ms} ms)`);
+      console.log(`baseline: no-database Fastify, 50-message page, ${connections} connections: ${page.requestsPerSecond} req/s (p99 ${page.p99Ms} ms, server CPU ${page.cpuMicrosPerRequest!.server} µs/req)`);
     }
   }
   await server.stop();
@@ -117,13 +121,17 @@ const fastifyHistory = new Map<number, LoadResult>();
 async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: string) {
   const scenarios = ['get user', 'list users', 'list members', 'history page', 'add 25 members', 'send message', 'create user'];
   if (!scenarios.some(wanted)) return;
+  // Raw INSERT rates by concurrency, kept as measured; rawInsert measures and logs another.
   const inserts = new Map<number, number>();
-  if (databaseUrl && (wanted('create user') || wanted('add 25 members') || wanted('send message'))) {
-    for (const connections of CONCURRENCIES) {
-      const raw = await rawInsertRate(databaseUrl, connections);
-      inserts.set(connections, raw.insertsPerSecond);
-      console.log(`baseline: raw pg INSERT, ${connections} connections: ${raw.insertsPerSecond} inserts/s (p99 ${raw.p99Ms} ms)`);
-    }
+  const rawInsert = async (connections: number, when = ''): Promise<number> => {
+    const raw = await rawInsertRate(databaseUrl!, connections);
+    console.log(
+      `baseline: raw pg INSERT${when}, ${connections} connections: ${raw.insertsPerSecond} inserts/s (p99 ${raw.p99Ms} ms; CPU/insert: postgres ${raw.postgresCpuMicros} µs, client ${raw.clientCpuMicros} µs)`,
+    );
+    return raw.insertsPerSecond;
+  };
+  if (databaseUrl && (wanted('create user') || wanted('add 25 members'))) {
+    for (const connections of CONCURRENCIES) inserts.set(connections, await rawInsert(connections));
   }
   const users = Number(values.users);
   const histories = wanted('history page') ? values.history!.split(',').filter(Boolean).map(Number) : [];
@@ -136,6 +144,9 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
   const base = `http://127.0.0.1:${server.info.port}`;
   const headers = { appid: server.info.appId, apikey: server.info.apiKey };
   const seeded = `${Math.round(users / 1000)}k users`;
+  // Each scenario's CPU per request: the server's, and PostgreSQL's when it serves the data.
+  const cpu = { server: server.cpuMeter, ...(databaseUrl ? { postgres: postgresCpuMeter } : {}) };
+  const load = (options: LoadOptions) => runLoad({ ...options, cpu });
   let addCursor = 0;
   try {
     // Reads first, at every concurrency, then writes: the writes leave PostgreSQL autovacuum
@@ -143,25 +154,25 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
     for (const connections of CONCURRENCIES) {
       const readBaseline = fastify.get(connections)!.requestsPerSecond;
       if (wanted('get user')) {
-        const result = await runLoad({ url: `${base}/v3/users/seed-500`, connections, durationSeconds: duration, headers });
+        const result = await load({ url: `${base}/v3/users/seed-500`, connections, durationSeconds: duration, headers });
         report({ scenario: `get user (${seeded})`, engine, connections, result, baseline: 'Fastify', baselineRate: readBaseline });
       }
       if (wanted('list users')) {
         for (const page of [1, 500]) {
-          const result = await runLoad({ url: `${base}/v3/users?perPage=100&page=${page}`, connections, durationSeconds: duration, headers });
+          const result = await load({ url: `${base}/v3/users?perPage=100&page=${page}`, connections, durationSeconds: duration, headers });
           report({ scenario: `list users (100/page, page ${page}, ${seeded})`, engine, connections, result, baseline: 'Fastify', baselineRate: readBaseline });
         }
       }
       if (wanted('list members')) {
         for (const size of ['1k', '100k'].filter((s) => users >= (s === '1k' ? 1000 : 100_000))) {
-          const result = await runLoad({ url: `${base}/v3/groups/members-${size}/members?perPage=100`, connections, durationSeconds: duration, headers });
+          const result = await load({ url: `${base}/v3/groups/members-${size}/members?perPage=100`, connections, durationSeconds: duration, headers });
           report({ scenario: `list members (100/page, ${size}-member group)`, engine, connections, result, baseline: 'Fastify', baselineRate: readBaseline });
         }
       }
       if (wanted('history page')) {
         // The newest 50 messages of a 1:1 conversation, as seed-(2k) reads its history with seed-(2k+1).
         for (const [index, size] of histories.entries()) {
-          const result = await runLoad({
+          const result = await load({
             url: `${base}/v3/users/seed-${index * 2 + 1}/messages?limit=50`,
             connections,
             durationSeconds: duration,
@@ -179,7 +190,7 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
           const top = BigInt(((await newest.json()) as { data: Array<{ id: string }> }).data[0]!.id);
           let n = 0;
           const pages = BigInt(Math.max(1, Math.floor(size / 50) - 1));
-          const cold = await runLoad({
+          const cold = await load({
             url: `${base}/v3/users/seed-${index * 2 + 1}/messages`,
             connections,
             durationSeconds: duration,
@@ -198,7 +209,7 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
         let i = addCursor;
         const groups = server.info.addGroups;
         const pool = Math.min(users, 2000);
-        const result = await runLoad({
+        const result = await load({
           url: `${base}/v3/groups/add-0/members`,
           method: 'POST',
           connections,
@@ -215,13 +226,19 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
         report({ scenario: 'add 25 members to a group', engine, connections, result, baseline: raw ? 'raw INSERT' : 'Fastify', baselineRate: raw ?? readBaseline });
       }
       if (wanted('send message')) {
-        const raw = inserts.get(connections);
-        const baseline = { baseline: raw ? 'raw INSERT' : 'Fastify', baselineRate: raw ?? readBaseline };
+        // The raw INSERT rate moves by up to 2x within minutes on these machines (it is bound by
+        // PostgreSQL's CPU and commits), so each send scenario is compared with the mean of raw
+        // INSERT runs right before and right after it.
+        const rawAround = databaseUrl ? [await rawInsert(connections, ' (before send 1:1)')] : [];
+        const baselineOf = (before: number | undefined, after: number | undefined) =>
+          before !== undefined && after !== undefined
+            ? { baseline: 'raw INSERT', baselineRate: Math.round((before + after) / 2) }
+            : { baseline: 'Fastify', baselineRate: readBaseline };
         // Request i of a scenario names its sender and receiver; the body is otherwise the same.
         const sendLoad = (receiverType: 'user' | 'group', route: (i: number) => { sender: string; receiver: string }) => {
           let i = 0;
           const rest = JSON.stringify({ receiverType, category: 'message', type: 'text', data: { text: 'Hello there 👋' } }).slice(1);
-          return runLoad({
+          return load({
             url: `${base}/v3/messages`,
             method: 'POST',
             connections,
@@ -237,16 +254,25 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
         // sends rarely share a conversation (each conversation's sends take turns).
         const pairs = Math.min(2000, Math.floor(users / 2));
         const oneToOne = await sendLoad('user', (i) => ({ sender: `seed-${(i % pairs) * 2}`, receiver: `seed-${(i % pairs) * 2 + 1}` }));
-        report({ scenario: 'send message (1:1)', engine, connections, result: oneToOne, ...baseline, serverRssMb: server.rssMb() });
+        if (databaseUrl) rawAround.push(await rawInsert(connections, ' (between the sends)'));
+        report({ scenario: 'send message (1:1)', engine, connections, result: oneToOne, ...baselineOf(rawAround[0], rawAround[1]), serverRssMb: server.rssMb() });
         // Group: request i goes to chat-(i mod G) from one of its 10 members.
         const groups = server.info.chatGroups;
         const group = await sendLoad('group', (i) => ({ sender: `seed-${(i % groups) * 10 + (Math.floor(i / groups) % 10)}`, receiver: `chat-${i % groups}` }));
-        report({ scenario: `send message (group, ${groups} groups of 10)`, engine, connections, result: group, ...baseline, serverRssMb: server.rssMb() });
+        if (databaseUrl) rawAround.push(await rawInsert(connections, ' (after send group)'));
+        report({
+          scenario: `send message (group, ${groups} groups of 10)`,
+          engine,
+          connections,
+          result: group,
+          ...baselineOf(rawAround[1], rawAround[2]),
+          serverRssMb: server.rssMb(),
+        });
       }
       if (wanted('create user')) {
         let n = 0;
         const tag = crypto.randomBytes(3).toString('hex');
-        const result = await runLoad({
+        const result = await load({
           url: `${base}/v3/users`,
           method: 'POST',
           connections,

@@ -7,6 +7,8 @@ export interface LoadResult {
   requests: number;
   errors: number;
   non2xx: number;
+  /** CPU microseconds per measured request, per probe of LoadOptions.cpu. */
+  cpuMicrosPerRequest?: Record<string, number>;
 }
 
 export interface LoadOptions {
@@ -23,13 +25,20 @@ export interface LoadOptions {
   request?: () => { body?: string; path?: string; headers?: Record<string, string> };
   /** Seconds of unmeasured load first, so the JIT has compiled the hot paths. Default 2. */
   warmupSeconds?: number;
+  /** CPU meters (a process's, PostgreSQL's), started for the measured part: each returns its reading. */
+  cpu?: Record<string, () => () => number>;
 }
 
 /** Drives a server with autocannon for a while and summarises throughput and latency. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const warmup = options.warmupSeconds ?? 2;
   if (warmup > 0) await drive(options, warmup);
+  const probes = Object.entries(options.cpu ?? {});
+  const meters = probes.map(([, start]) => start());
   const result = await drive(options, options.durationSeconds);
+  const cpuMicrosPerRequest = Object.fromEntries(
+    probes.map(([name], n) => [name, Math.round((meters[n]!() * 1e6) / Math.max(1, result.requests.total))]),
+  );
   return {
     requestsPerSecond: Math.round(result.requests.average),
     p50Ms: result.latency.p50,
@@ -37,6 +46,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     requests: result.requests.total,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    ...(probes.length > 0 ? { cpuMicrosPerRequest } : {}),
   };
 }
 

@@ -9,6 +9,8 @@ export interface ServerHandle<Info> {
   rssMb(): number;
   /** CPU seconds the server process has used so far (user and system; Linux). */
   cpuSeconds(): number;
+  /** Starts measuring the server's CPU: the returned function reads the seconds used since. */
+  cpuMeter(): () => number;
   stop(): Promise<void>;
 }
 
@@ -44,6 +46,10 @@ export function startServerProcess<Info>(script: string, env: NodeJS.ProcessEnv 
         info,
         rssMb: () => rssOf(child.pid!),
         cpuSeconds: () => cpuSecondsOf(child.pid!),
+        cpuMeter: () => {
+          const before = cpuSecondsOf(child.pid!);
+          return () => cpuSecondsOf(child.pid!) - before;
+        },
         stop: () =>
           new Promise<void>((done) => {
             child.removeAllListeners('exit');
@@ -79,12 +85,22 @@ export function cpuSecondsOf(pid: number | string): number {
 const CLOCK_TICKS = 100;
 
 /**
- * CPU seconds used so far by the running PostgreSQL server's processes on this machine (its
- * backends, WAL writer, checkpointer...). A backend that exits between two readings takes its
- * time with it, so read this around work done on long-lived connections.
+ * Starts measuring the CPU used by the running PostgreSQL server's processes on this machine
+ * (its backends, WAL writer, checkpointer...); the returned function reads the seconds used
+ * since. Counted per process: a backend that exits meanwhile (a pool closing an idle
+ * connection) takes its time with it, and is not subtracted from the others'.
  */
-export function postgresCpuSeconds(): number {
-  let total = 0;
+export function postgresCpuMeter(): () => number {
+  const before = postgresCpuByPid();
+  return () => {
+    let total = 0;
+    for (const [pid, seconds] of postgresCpuByPid()) total += seconds - (before.get(pid) ?? 0);
+    return total;
+  };
+}
+
+function postgresCpuByPid(): Map<string, number> {
+  const seconds = new Map<string, number>();
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
@@ -92,9 +108,9 @@ export function postgresCpuSeconds(): number {
     } catch {
       continue;
     }
-    total += cpuSecondsOf(pid);
+    seconds.set(pid, cpuSecondsOf(pid));
   }
-  return total;
+  return seconds;
 }
 
 /** Prints the ready line a bench server ends its start with. */
