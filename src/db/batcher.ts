@@ -7,15 +7,23 @@
  *
  * `run` receives the items of one batch and returns one result per item, in order; a result
  * that is an Error rejects only that item's caller.
+ *
+ * Few batches in flight make large batches, and large batches are cheap per item. But a batch
+ * can wait on a lock (a row another transaction holds), and it must not hold up the items
+ * behind it: with `stalledAfterMs`, a batch still running after that long gives its place to
+ * the next one, up to `maxStalled` such batches at once.
  */
 export class Batcher<I, O> {
   private queue: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
   private inFlight = 0;
+  private stalled = 0;
+  /** Running batches past stalledAfterMs that still hold a place (maxStalled was reached). */
+  private overdue: Array<{ holdsPlace: boolean; done: boolean }> = [];
   private scheduled = false;
 
   constructor(
     private readonly run: (items: I[]) => Promise<Array<O | Error>>,
-    private readonly options: { maxBatch: number; maxInFlight: number },
+    private readonly options: { maxBatch: number; maxInFlight: number; stalledAfterMs?: number; maxStalled?: number },
   ) {}
 
   submit(item: I): Promise<O> {
@@ -23,6 +31,17 @@ export class Batcher<I, O> {
       this.queue.push({ item, resolve, reject });
       this.schedule();
     });
+  }
+
+  /** Batches past stalledAfterMs give up their places, as far as maxStalled allows. */
+  private releaseOverdue(): void {
+    while (this.overdue.length > 0 && this.stalled < (this.options.maxStalled ?? 0)) {
+      const running = this.overdue.shift()!;
+      if (running.done) continue;
+      running.holdsPlace = false;
+      this.inFlight--;
+      this.stalled++;
+    }
   }
 
   private schedule(): void {
@@ -36,6 +55,15 @@ export class Batcher<I, O> {
     while (this.queue.length > 0 && this.inFlight < this.options.maxInFlight) {
       const batch = this.queue.splice(0, this.options.maxBatch);
       this.inFlight++;
+      const running = { holdsPlace: true, done: false };
+      const stallTimer =
+        this.options.stalledAfterMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.overdue.push(running);
+              this.releaseOverdue();
+              this.schedule();
+            }, this.options.stalledAfterMs);
       this.run(batch.map((entry) => entry.item))
         .then(
           (results) => {
@@ -48,7 +76,11 @@ export class Batcher<I, O> {
           (error: unknown) => batch.forEach((entry) => entry.reject(error)),
         )
         .finally(() => {
-          this.inFlight--;
+          clearTimeout(stallTimer);
+          running.done = true;
+          if (running.holdsPlace) this.inFlight--;
+          else this.stalled--;
+          this.releaseOverdue();
           this.schedule();
         });
     }

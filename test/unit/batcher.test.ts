@@ -67,4 +67,40 @@ describe('Batcher', () => {
     // It keeps working after a failed batch.
     assert.equal(await batcher.submit(4), 4);
   });
+
+  it('lets a batch that runs past stalledAfterMs give its place to the next, up to maxStalled at once', async () => {
+    const gates = new Map<number, () => void>();
+    const started: number[][] = [];
+    const batcher = new Batcher<number, number>(async (items) => {
+      started.push(items);
+      // Items below 10 wait until released: batches blocked on a lock.
+      if (items[0]! < 10) await new Promise<void>((resolve) => gates.set(items[0]!, resolve));
+      return items;
+    }, { maxBatch: 1, maxInFlight: 1, stalledAfterMs: 20, maxStalled: 2 });
+    const blocked = [1, 2, 3].map((n) => batcher.submit(n));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // 1 stalled, then 2 stalled; 3 holds the one place, as no more than 2 may be stalled.
+    assert.deepEqual(started, [[1], [2], [3]]);
+    const next = batcher.submit(11);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    assert.deepEqual(started.length, 3, 'nothing runs past maxInFlight + maxStalled');
+    gates.get(1)!();
+    // A stalled batch ending frees a stalled place: 3 becomes stalled, and 11 runs.
+    assert.equal(await next, 11);
+    gates.get(2)!();
+    gates.get(3)!();
+    assert.deepEqual(await Promise.all(blocked), [1, 2, 3]);
+    // Quick batches keep to maxInFlight.
+    let running = 0;
+    let most = 0;
+    const quick = new Batcher<number, number>(async (items) => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      running--;
+      return items;
+    }, { maxBatch: 1, maxInFlight: 2, stalledAfterMs: 1_000, maxStalled: 4 });
+    await Promise.all(Array.from({ length: 8 }, (_, i) => quick.submit(i)));
+    assert.equal(most, 2);
+  });
 });
