@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
+import { TEST_ENGINE } from '../helpers/db.js';
 import { newGroup, newUids } from '../helpers/factories.js';
 
 let t: TestApp;
@@ -266,6 +267,38 @@ describe('send-message', () => {
     for (let i = 1; i < listed.length; i++) assert.ok(listed[i].sentAt >= listed[i - 1].sentAt, 'sentAt never goes back as ids go up');
     const conversation = await t.database.db.selectFrom('conversations').select('last_message_id').where('app_id', '=', t.appA.appId).where('conversation_id', '=', sorted(alice!, bob!)).executeTakeFirstOrThrow();
     assert.equal(String(conversation.last_message_id), String(listedIds[99]));
+  });
+
+  it('does not hold up other sends behind one waiting on its conversation’s lock', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only: PGlite runs one statement at a time' }, async () => {
+    const [alice, bob, carol, dave] = await uids(4);
+    assert.equal((await send(alice, text(bob!, 'first'))).statusCode, 200);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    // Another transaction holds the conversation's row, as an import does while it writes to it.
+    const holder = t.database.db.transaction().execute(async (tx) => {
+      await tx.selectFrom('conversations').select('conversation_id').where('app_id', '=', t.appA.appId).where('conversation_id', '=', sorted(alice!, bob!)).forUpdate().execute();
+      locked();
+      await released;
+    });
+    await isLocked;
+    let blockedDone = false;
+    const blocked = send(alice, text(bob!, 'waits')).then((response) => ((blockedDone = true), response));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Sent after the blocked one, to another conversation: answered while the lock is still held.
+    let timer: NodeJS.Timeout | undefined;
+    const others = await Promise.race([
+      Promise.all([send(carol, text(dave!, 'one')), send(dave, text(carol!, 'two'))]),
+      new Promise<undefined>((resolve) => (timer = setTimeout(resolve, 5_000))),
+    ]);
+    clearTimeout(timer);
+    const stillBlocked = !blockedDone;
+    release();
+    assert.deepEqual(others?.map((response) => response.statusCode), [200, 200], 'the other sends are answered within 5 s');
+    assert.ok(stillBlocked, 'the first send still waited for the lock');
+    await holder;
+    assert.equal((await blocked).statusCode, 200);
   });
 
   it('sends to multipleReceivers and answers per receiver', async () => {
