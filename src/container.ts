@@ -55,7 +55,7 @@ export function createServices(
     blockedUsers: new BlockedUsersRepository(db),
     messages: new MessagesRepository(db),
     // Coalesced sends, and the data import's messages.
-    messageBatches: new MessageBatchesRepository(db),
+    messageBatches: new MessageBatchesRepository(db, database.engine),
     conversations: new ConversationsRepository(db),
     conversationStates: new ConversationStatesRepository(db),
     reactions: new ReactionsRepository(db),

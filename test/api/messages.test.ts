@@ -290,7 +290,7 @@ describe('send-message', () => {
     let timer: NodeJS.Timeout | undefined;
     const others = await Promise.race([
       Promise.all([send(carol, text(dave!, 'one')), send(dave, text(carol!, 'two'))]),
-      new Promise<undefined>((resolve) => (timer = setTimeout(resolve, 5_000))),
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 5_000))),
     ]);
     clearTimeout(timer);
     const stillBlocked = !blockedDone;
