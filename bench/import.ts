@@ -120,7 +120,7 @@ export async function importThroughput(options: ImportBenchOptions): Promise<Imp
     }),
   );
   const started = performance.now();
-  const cpuAtStart = { server: server.cpuSeconds(), postgres: options.databaseUrl ? postgresCpuMeter() : undefined };
+  const cpu = { server: server.cpuMeter(), postgres: options.databaseUrl ? postgresCpuMeter() : undefined };
   try {
     await Promise.all(
       bodies.map(async (list) => {
@@ -138,8 +138,8 @@ export async function importThroughput(options: ImportBenchOptions): Promise<Imp
   }
   const seconds = (performance.now() - started) / 1000;
   const perMessage = (cpuSeconds: number) => Math.round((cpuSeconds * 1e6) / options.messages);
-  const serverCpuMicros = perMessage(server.cpuSeconds() - cpuAtStart.server);
-  const postgresCpuMicros = cpuAtStart.postgres ? perMessage(cpuAtStart.postgres()) : undefined;
+  const serverCpuMicros = perMessage(cpu.server());
+  const postgresCpuMicros = cpu.postgres ? perMessage(cpu.postgres()) : undefined;
   const rssEndMb = server.rssMb();
   rssPeakMb = Math.max(rssPeakMb, rssEndMb);
   await server.stop();

@@ -20,7 +20,7 @@ let n = 0;
 const latencies: number[] = [];
 const end = Date.now() + durationMs;
 const started = Date.now();
-const cpuAtStart = { postgres: postgresCpuMeter(), client: process.cpuUsage() };
+const cpu = { postgres: postgresCpuMeter(), clientAtStart: process.cpuUsage() };
 await Promise.all(
   Array.from({ length: connections }, async () => {
     const client = await pool.connect();
@@ -41,8 +41,8 @@ await Promise.all(
   }),
 );
 const seconds = (Date.now() - started) / 1000;
-const postgresCpu = cpuAtStart.postgres();
-const clientCpu = process.cpuUsage(cpuAtStart.client);
+const postgresCpu = cpu.postgres();
+const clientCpu = process.cpuUsage(cpu.clientAtStart);
 const perInsert = (micros: number) => Math.round(micros / Math.max(1, latencies.length));
 latencies.sort((a, b) => a - b);
 await pool.query('drop table raw_insert_baseline');

@@ -7,9 +7,7 @@ export interface ServerHandle<Info> {
   info: Info;
   /** Resident set size of the server process, in MB (Linux). */
   rssMb(): number;
-  /** CPU seconds the server process has used so far (user and system; Linux). */
-  cpuSeconds(): number;
-  /** Starts measuring the server's CPU: the returned function reads the seconds used since. */
+  /** Starts measuring the server's CPU (user and system; Linux): the returned function reads the seconds used since. */
   cpuMeter(): () => number;
   stop(): Promise<void>;
 }
@@ -45,7 +43,6 @@ export function startServerProcess<Info>(script: string, env: NodeJS.ProcessEnv 
         child,
         info,
         rssMb: () => rssOf(child.pid!),
-        cpuSeconds: () => cpuSecondsOf(child.pid!),
         cpuMeter: () => {
           const before = cpuSecondsOf(child.pid!);
           return () => cpuSecondsOf(child.pid!) - before;
