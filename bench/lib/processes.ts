@@ -17,8 +17,9 @@ export interface ServerHandle<Info> {
  * when ready. The load generator runs in this process, so the two never share a CPU queue.
  */
 export function startServerProcess<Info>(script: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 600_000): Promise<ServerHandle<Info>> {
-  // BENCH_SERVER_NODE_ARGS: extra node flags for the server, e.g. --cpu-prof to profile it.
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // The node flags `npm start` gives the server, so the bench measures what runs; and
+  // BENCH_SERVER_NODE_ARGS: extra ones, e.g. --cpu-prof to profile it.
+  const nodeArgs = [...startFlags(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.resolve('bench', script)], {
     env: { ...process.env, PARLEY_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -66,6 +67,12 @@ function rssOf(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** The node flags (`--name=value`) of package.json's start script. */
+function startFlags(): string[] {
+  const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
+  return pkg.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
 }
 
 /** CPU seconds (user and system) a process has used, from /proc (Linux); 0 when unreadable. */
