@@ -7,6 +7,7 @@ import { userConversationId } from '../domain/conversation-id.js';
 import { AppError, badRequest, uidFailure } from '../domain/errors.js';
 import { cursorId, groupConversationId, MEDIA_TYPES, MESSAGE_TYPES, mentionedUids, parseMessageId, SENDABLE_CATEGORIES } from '../domain/messages.js';
 import { LIMITS, normalizeId, normalizeIds, normalizeTags } from '../domain/normalize.js';
+import { extended } from '../domain/objects.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { ConversationStatesRepository } from '../repositories/conversation-states.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
@@ -255,13 +256,20 @@ export class MessagesService {
   }
 
   private async newMessage(appId: string, sender: string, target: Target, prepared: Prepared): Promise<NewMessage> {
+    // Field by field, not `{ ...prepared, ... }`: see domain/objects.ts.
+    const mentionedUids = await this.activeMentions(appId, prepared.mentioned);
     return {
-      ...prepared,
       conversationId: conversationIdOf(sender, target),
       sender,
       receiver: target.receiver,
       receiverType: target.receiverType,
-      mentionedUids: await this.activeMentions(appId, prepared.mentioned),
+      category: prepared.category,
+      type: prepared.type,
+      dataJson: prepared.dataJson,
+      data: prepared.data,
+      tags: prepared.tags,
+      mentionedUids,
+      muid: prepared.muid,
       parentId: target.parentId,
     };
   }
@@ -639,7 +647,7 @@ export function prepare(input: SendMessageInput): Prepared {
 
 export function userEntity(uid: string, user: UserRow | undefined, extra: Record<string, unknown> = {}): Entity {
   // A permanently deleted user leaves only their uid.
-  return { entity: user ? { ...toUser(user, { withTags: false }), ...extra } : { uid, ...extra }, entityType: 'user' };
+  return { entity: user ? extended(toUser(user, { withTags: false }), extra) : extended({ uid }, extra), entityType: 'user' };
 }
 
 export function groupEntity(guid: string, group: GroupRow | undefined): Entity {
@@ -682,8 +690,7 @@ export function toMessage(
   reactions: ReactionCount[] = [],
 ): Message {
   const stored = (row.data ?? {}) as Record<string, unknown>;
-  const data: Message['data'] = {
-    ...stored,
+  const data: Message['data'] = extended(stored, {
     // An action message keeps the entities stored with it: what was acted on, as it was then.
     entities: row.category === 'action' ? (stored.entities as ActionEntities) : {
       sender: sharedUserEntity(row.sender, users.get(row.sender)),
@@ -692,7 +699,7 @@ export function toMessage(
           ? sharedUserEntity(row.receiver, users.get(row.receiver), row.conversation_id)
           : sharedGroupEntity(row.receiver, groups.get(row.receiver)),
     },
-  };
+  });
   const mentions: Record<string, unknown> = {};
   for (const uid of row.mentioned_uids) {
     const user = users.get(uid);

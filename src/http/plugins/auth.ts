@@ -37,6 +37,9 @@ export function installAuth(scope: FastifyInstance, options: { apps: AppsService
       throw new AppError('AUTH_ERR_NO_ACCESS');
     }
     const onBehalfOf = header(request, 'onbehalfof')?.trim();
-    request.ctx = { ...ctx, credential, ...(onBehalfOf ? { onBehalfOf: normalizeId(onBehalfOf) } : {}) };
+    // Field by field, not `{ ...ctx, credential }`: see domain/objects.ts.
+    request.ctx = onBehalfOf
+      ? { appId, requestId: request.id, log: request.log, credential, onBehalfOf: normalizeId(onBehalfOf) }
+      : { appId, requestId: request.id, log: request.log, credential };
   });
 }
