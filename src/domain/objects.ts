@@ -8,6 +8,9 @@
  * (Unlike a spread it would take an own `__proto__` key as the prototype: JSON request bodies
  * cannot carry one, Fastify refuses them.)
  */
-export function extended<A extends object, B extends object>(base: A, extra: B): A & B {
-  return Object.assign({}, base, extra);
+export function extended<A extends object, B extends object>(base: A, extra: B): Extended<A, B> {
+  return Object.assign({}, base, extra) as Extended<A, B>;
 }
+
+/** The type of `{ ...A, ...B }`: B's properties win. */
+export type Extended<A, B> = Omit<A, keyof B> & B;

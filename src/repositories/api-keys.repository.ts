@@ -4,6 +4,7 @@ import type { ApiKeysTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { CredentialCache } from './credential-cache.js';
 import { escapeLike } from './sql-helpers.js';
+import { extended } from '../domain/objects.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
@@ -73,7 +74,7 @@ export class ApiKeysRepository {
     this.credentials?.invalidate(appId, keyHash);
     const row = await tx
       .updateTable('api_keys')
-      .set({ ...values, updated_at: new Date() })
+      .set(extended(values, { updated_at: new Date() }))
       .where('app_id', '=', appId)
       .where('key_hash', '=', keyHash)
       .returningAll()

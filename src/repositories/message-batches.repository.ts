@@ -392,10 +392,10 @@ const ESCAPE = /["\\]/g;
  * columns cost PostgreSQL more than the rest of the record together.
  */
 function listsOf(message: Pick<NewMessage, 'tags' | 'mentionedUids'>): { tags?: string[]; mentioned_uids?: string[] } {
-  return {
-    ...(message.tags.length ? { tags: message.tags } : {}),
-    ...(message.mentionedUids.length ? { mentioned_uids: message.mentionedUids } : {}),
-  };
+  const lists: { tags?: string[]; mentioned_uids?: string[] } = {};
+  if (message.tags.length) lists.tags = message.tags;
+  if (message.mentionedUids.length) lists.mentioned_uids = message.mentionedUids;
+  return lists;
 }
 
 /** A json column of listsOf as text[]. */

@@ -8,6 +8,7 @@ import { jsonRowCodec } from './json-rows.js';
 import type { ReactionCount } from './reactions.repository.js';
 import { escapeLike } from './sql-helpers.js';
 import type { UserRow } from './users.repository.js';
+import { extended } from '../domain/objects.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 
@@ -278,7 +279,7 @@ export class MessagesRepository {
     return {
       sender: user.uid === null ? undefined : user,
       // The group comes as JSON (its columns would collide with the user's): its times as text.
-      group: group ? { ...group, created_at: new Date(group.created_at), updated_at: group.updated_at === null ? null : new Date(group.updated_at) } : undefined,
+      group: group ? extended(group, { created_at: new Date(group.created_at), updated_at: group.updated_at === null ? null : new Date(group.updated_at) }) : undefined,
       isMember,
       isBanned,
     };

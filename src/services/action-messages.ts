@@ -1,5 +1,6 @@
 import type { MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import { extended } from '../domain/objects.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
@@ -65,7 +66,7 @@ export class ActionMessages {
       } satisfies ActionEntities,
     };
     const target = { conversationId: row.conversation_id, receiver: row.receiver, receiverType: row.receiver_type };
-    return this.store(appId, { ...target, sender: actor?.uid ?? row.sender, type: 'message', data }, tx);
+    return this.store(appId, extended(target, { sender: actor?.uid ?? row.sender, type: 'message', data }), tx);
   }
 
   private async store(
@@ -76,7 +77,7 @@ export class ActionMessages {
     const { data, ...rest } = message;
     const row = await this.deps.messages.storeInConversation(
       appId,
-      { ...rest, category: 'action', dataJson: JSON.stringify(data), tags: [], mentionedUids: [], muid: null },
+      extended(rest, { category: 'action', dataJson: JSON.stringify(data), tags: [], mentionedUids: [], muid: null }),
       tx,
     );
     // Without a muid there is no conflict: a row always comes back.

@@ -7,6 +7,7 @@ import { LIMITS } from '../domain/normalize.js';
 import { pageMeta, type PageMeta } from '../domain/pagination.js';
 import { isMasked, maskSecret, newApiKey, sha256Hex } from '../domain/secrets.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
+import { extended } from '../domain/objects.js';
 import type { ApiKeyRef, ApiKeyRow, ApiKeysRepository } from '../repositories/api-keys.repository.js';
 import type { AppsRepository } from '../repositories/apps.repository.js';
 
@@ -47,7 +48,7 @@ export class ApiKeysService {
       const key = newApiKey();
       const row = await this.deps.apiKeys.create(appId, { keyHash: sha256Hex(key), keyHint: maskSecret(key), ...input }, tx);
       // No row: another key of the app shares this one's hint; draw again.
-      if (row) return { ...toApiKey(row), apiKey: key };
+      if (row) return extended(toApiKey(row), { apiKey: key });
     }
   }
 

@@ -8,6 +8,7 @@ import { LIMITS, metadataJson, normalizeId } from '../domain/normalize.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
 import { isMasked, maskAuthToken, newAuthToken, sha256Hex } from '../domain/secrets.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
+import { extended } from '../domain/objects.js';
 import type { AuthTokenRef, AuthTokenRow, AuthTokensRepository } from '../repositories/auth-tokens.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 
@@ -56,7 +57,7 @@ export class AuthTokensService {
       }
       if (!row) continue; // the user already has a token with this hint: draw again
       await this.deps.authTokens.pruneOldest(ctx.appId, uid, LIMITS.authTokensPerUser, tx);
-      return { ...toAuthToken(row), authToken: token };
+      return extended(toAuthToken(row), { authToken: token });
     }
   }
 

@@ -6,6 +6,7 @@ import { userConversationId } from '../domain/conversation-id.js';
 import { AppError, uidFailure } from '../domain/errors.js';
 import { normalizeId, normalizeIds } from '../domain/normalize.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
+import { extended } from '../domain/objects.js';
 import type { BlockDirection, BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import type { RelatedUser, RelationResult } from './friends.service.js';
@@ -80,10 +81,7 @@ export class BlockedUsersService {
     const { rows, total } = await this.deps.blocks.list(ctx.appId, uid, { direction: input.direction, searchKey: input.searchKey }, page);
     const relations = await this.deps.blocks.relations(ctx.appId, uid, rows.map((row) => row.uid));
     return {
-      data: rows.map((row) => ({
-        ...withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)),
-        conversationId: userConversationId(uid, row.uid),
-      })),
+      data: rows.map((row) => (extended(withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)), { conversationId: userConversationId(uid, row.uid) }))),
       meta: pageMeta(page, total, rows.length),
     };
   }

@@ -8,6 +8,7 @@ import { groupConversationId, parseMessageId } from '../domain/messages.js';
 import { normalizeId, normalizeTags } from '../domain/normalize.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
 import { toUnix } from '../domain/time.js';
+import { extended } from '../domain/objects.js';
 import type { BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
 import type { ConversationFilter, ConversationStatesRepository, ConversationViewRow } from '../repositories/conversation-states.repository.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
@@ -246,7 +247,7 @@ export class ConversationsService {
     ]);
     // A deleted last message is not shown (NOTES §9.3).
     const shown = lastRows.filter((row) => row.deleted_at === null);
-    const messageCtx = { ...ctx, onBehalfOf: viewer };
+    const messageCtx = extended(ctx, { onBehalfOf: viewer });
     const rendered = await this.deps.messagesService.render(messageCtx, shown, { withTags: false });
     const messageById = new Map(rendered.map((message) => [message.id, message]));
     const userByUid = new Map(users.map((user) => [user.uid, user]));
@@ -256,7 +257,7 @@ export class ConversationsService {
       if (row.conversation_type === 'user') {
         const user = userByUid.get(row.with_id);
         conversationWith = user
-          ? { ...withBlockFields(toUser(user, { withTags: options.withEntityTags }), relations.get(row.with_id)), conversationId: row.conversation_id }
+          ? extended(withBlockFields(toUser(user, { withTags: options.withEntityTags }), relations.get(row.with_id)), { conversationId: row.conversation_id })
           : { uid: row.with_id, conversationId: row.conversation_id };
       } else {
         const group = groupByGuid.get(row.with_id);

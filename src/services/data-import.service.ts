@@ -11,6 +11,7 @@ import { groupConversationId } from '../domain/messages.js';
 import { LIMITS, metadataJson, normalizeId, normalizeTags, unixSecondsToDate } from '../domain/normalize.js';
 import { hashPassword } from '../domain/passwords.js';
 import { toUnix } from '../domain/time.js';
+import { extended } from '../domain/objects.js';
 import { pairKey, type GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository, NewGroup } from '../repositories/groups.repository.js';
 import type { BulkMessage, MessageBatchesRepository } from '../repositories/message-batches.repository.js';
@@ -242,14 +243,14 @@ export class DataImportService {
             } else if (c.banned) {
               if (group.owner === c.uid) {
                 refuse(c, new AppError('ERR_GROUP_NO_CLEARANCE', { message: `The owner of the group ${c.guid} cannot be banned.` }));
-              } else toBan.push({ ...c, joinedAt: c.joinedAt ?? new Date(now) });
+              } else toBan.push(extended(c, { joinedAt: c.joinedAt ?? new Date(now) }));
             } else if (banned.has(pairKey(c.guid, c.uid))) {
               refuse(c, new AppError('ERR_BANNED_GROUPMEMBER', { params: { uid: c.uid, guid: c.guid } }));
             } else if (vacancies.get(c.guid)! <= 0) {
               refuse(c, new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: LIMITS.membersPerGroup, what: `members in the group ${c.guid}` } }));
             } else {
               vacancies.set(c.guid, vacancies.get(c.guid)! - 1);
-              toAdd.push({ ...c, joinedAt: c.joinedAt ?? new Date(now) });
+              toAdd.push(extended(c, { joinedAt: c.joinedAt ?? new Date(now) }));
             }
           }
           const added = await this.deps.members.insertAcrossGroups(ctx.appId, toAdd, tx);

@@ -6,6 +6,7 @@ import { userConversationId } from '../domain/conversation-id.js';
 import { AppError, uidFailure } from '../domain/errors.js';
 import { LIMITS, normalizeId, normalizeIds } from '../domain/normalize.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
+import { extended } from '../domain/objects.js';
 import type { BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
 import type { FriendsRepository } from '../repositories/friends.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
@@ -95,10 +96,7 @@ export class FriendsService {
     const { rows, total } = await this.deps.friends.list(ctx.appId, uid, { searchKey: input.searchKey }, page);
     const relations = await this.deps.blocks.relations(ctx.appId, uid, rows.map((row) => row.uid));
     return {
-      data: rows.map((row) => ({
-        ...withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)),
-        conversationId: userConversationId(uid, row.uid),
-      })),
+      data: rows.map((row) => (extended(withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)), { conversationId: userConversationId(uid, row.uid) }))),
       meta: pageMeta(page, total, rows.length),
     };
   }

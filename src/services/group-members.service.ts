@@ -7,6 +7,7 @@ import { LIMITS, normalizeId } from '../domain/normalize.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
 import { verifyPassword } from '../domain/passwords.js';
 import { toUnix } from '../domain/time.js';
+import { extended } from '../domain/objects.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
@@ -215,7 +216,7 @@ export class GroupMembersService {
       unfiltered ? Promise.resolve(group.members_count) : this.deps.members.count(ctx.appId, guid, filter),
     ]);
     return {
-      data: rows.map((row) => ({ ...toUser(row, { withTags: false }), scope: row.scope, joinedAt: toUnix(row.joined_at) })),
+      data: rows.map((row) => (extended(toUser(row, { withTags: false }), { scope: row.scope, joinedAt: toUnix(row.joined_at) }))),
       meta: pageMeta(page, total, rows.length),
     };
   }
@@ -347,7 +348,7 @@ export class GroupMembersService {
     await this.requireGroup(ctx, guid);
     const { rows, total } = await this.deps.members.listBanned(ctx.appId, guid, page);
     return {
-      data: rows.map((row) => ({ ...toUser(row, { withTags: false }), bannedAt: toUnix(row.banned_at) })),
+      data: rows.map((row) => (extended(toUser(row, { withTags: false }), { bannedAt: toUnix(row.banned_at) }))),
       meta: pageMeta(page, total, rows.length),
     };
   }

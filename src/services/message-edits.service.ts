@@ -5,6 +5,7 @@ import type { RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
 import { parseMessageId } from '../domain/messages.js';
 import { normalizeId } from '../domain/normalize.js';
+import { extended } from '../domain/objects.js';
 import type { ConversationsRepository } from '../repositories/conversations.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
@@ -51,7 +52,7 @@ export class MessageEditsService {
         const row = await this.lockMessage(ctx, rawId, 'edited', tx);
         await this.requirePermission(ctx, row, rawId, 'edit', tx);
         const { entities: _entities, mentions: _mentions, ...stored } = (row.data ?? {}) as Record<string, unknown>;
-        const prepared = prepare({ category: row.category, type: row.type, data: { ...stored, ...input.data } as MessageDataInput, tags: input.tags ?? row.tags });
+        const prepared = prepare({ category: row.category, type: row.type, data: extended(stored, input.data ?? {}) as MessageDataInput, tags: input.tags ?? row.tags });
         const mentionedUids = await this.deps.messagesService.activeMentions(appId, prepared.mentioned, tx);
         const edit = { dataJson: prepared.dataJson, tags: prepared.tags, mentionedUids, editedBy: actor?.uid ?? APP_SENDER };
         const edited = (await this.deps.messages.edit(appId, String(row.id), edit, tx))!;
@@ -82,7 +83,7 @@ export class MessageEditsService {
         const removed = await this.deps.messages.deletePermanently(appId, row.conversation_id, id, tx);
         await this.deps.conversations.moveLastMessageBack(appId, row.conversation_id, removed, tx);
         if (row.parent_id !== null) await this.deps.messages.removeReply(appId, String(row.parent_id), tx);
-        return this.actionAbout(ctx, 'deleted', actor, { ...deleted, data: {}, tags: [], mentioned_uids: [] }, tx);
+        return this.actionAbout(ctx, 'deleted', actor, extended(deleted, { data: {}, tags: [], mentioned_uids: [] }), tx);
       },
       ctx.log,
     );
@@ -90,7 +91,7 @@ export class MessageEditsService {
 
   /** send-bot-message: a send whose sender is the uid in the path (any active user). */
   async sendAsBot(ctx: RequestContext, rawUid: string, input: SendMessageInput): Promise<Message | MultiSendResult> {
-    return this.deps.messagesService.send({ ...ctx, onBehalfOf: normalizeId(rawUid) }, input);
+    return this.deps.messagesService.send(extended(ctx, { onBehalfOf: normalizeId(rawUid) }), input);
   }
 
   private async actionAbout(ctx: RequestContext, action: 'edited' | 'deleted', actor: UserRow | undefined, row: MessageRow, tx: Executor): Promise<Message> {

@@ -318,7 +318,7 @@ export class MessagesService {
    */
   async storeActionsInGroup(appId: string, guid: string, messages: Array<Pick<NewMessage, 'sender' | 'type' | 'dataJson'>>, tx: Executor): Promise<MessageRow[]> {
     if (messages.length === 0) return [];
-    const actions = messages.map((message) => ({ ...message, category: 'action' }));
+    const actions = messages.map((message) => (extended(message, { category: 'action' })));
     return this.deps.messages.storeManyInGroup(appId, guid, groupConversationId(guid), actions, tx);
   }
 
@@ -510,7 +510,7 @@ export class MessagesService {
       id: input.id === undefined ? undefined : cursorId(input.id),
       limit: input.limit ?? input.perPage ?? LIMITS.messageLimitDefault,
     };
-    const { page: read, versioned } = await this.deps.messages.readPage(ctx.appId, filter, cursor, { ...reads, viewer: ctx.onBehalfOf });
+    const { page: read, versioned } = await this.deps.messages.readPage(ctx.appId, filter, cursor, extended(reads, { viewer: ctx.onBehalfOf }));
     check?.(read);
     const data = await this.render(ctx, read.rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, read });
     const meta: MessageListMeta = { current: { limit: cursor.limit, count: data.length } };

@@ -18,6 +18,7 @@ import {
   type PermissionValue,
 } from '../domain/permissions.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
+import { extended } from '../domain/objects.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { PermissionEntry, PermissionRow, PermissionsRepository } from '../repositories/permissions.repository.js';
 import type { RolesRepository } from '../repositories/roles.repository.js';
@@ -188,7 +189,7 @@ function listed(catalogue: readonly PermissionDefinition[], type: 'role' | 'scop
   const set = new Map(rows.map((row) => [row.permission, row]));
   const data = catalogue.map((definition) => {
     const row = set.get(definition.id);
-    const permission: Permission = { ...definition, type, value: (row?.value as PermissionValue | undefined) ?? definition.defaultValue };
+    const permission: Permission = extended(definition, { type, value: (row?.value as PermissionValue | undefined) ?? definition.defaultValue });
     if (row) {
       permission.createdAt = toUnix(row.created_at);
       const updatedAt = toUnixOrUndefined(row.updated_at);

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
+import { extended } from '../../../domain/objects.js';
 import { errorResponses, OnBehalfOfHeader } from '../../../schemas/common.schema.js';
 import {
   ConversationActionResponse,
@@ -43,7 +44,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<{ services: Services
         response: { 200: ConversationListResponse, ...errorResponses },
       },
     },
-    async (request) => conversations.list(request.ctx, { ...request.query, page: request.query.page ?? 1, perPage: request.query.perPage ?? 100 }),
+    async (request) => conversations.list(request.ctx, extended(request.query, { page: request.query.page ?? 1, perPage: request.query.perPage ?? 100 })),
   );
 
   app.get(
