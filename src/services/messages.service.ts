@@ -293,9 +293,19 @@ export class MessagesService {
     return first && (await this.render(ctx, [first], { withTags: true }))[0];
   }
 
-  /** A message just stored, with the people its checks read. */
+  /**
+   * A message just stored, with the people its checks read. It has no reactions or receipts
+   * yet, so unless it mentions others nothing more is read: it is rendered at once, its
+   * entities made for it alone (the shared ones serve answers that name the same people often).
+   */
   private async renderSent(ctx: RequestContext, row: MessageRow, facts: SendFacts): Promise<Message> {
-    const known = { users: [facts.sender!, ...(facts.receiverUser ? [facts.receiverUser] : [])], groups: facts.group ? [facts.group] : [] };
+    const users = new Map([[facts.sender!.uid, facts.sender!]]);
+    if (facts.receiverUser) users.set(facts.receiverUser.uid, facts.receiverUser);
+    if (row.mentioned_uids.every((uid) => users.has(uid))) {
+      const groups = new Map(facts.group ? [[facts.group.guid, facts.group]] : []);
+      return toMessage(row, users, groups, { withTags: true, shareEntities: false });
+    }
+    const known = { users: [...users.values()], groups: facts.group ? [facts.group] : [] };
     return (await this.render(ctx, [row], { withTags: true, known, justStored: true }))[0]!;
   }
 
@@ -675,6 +685,11 @@ function sharedUserEntity(uid: string, user: UserRow | undefined, conversationId
   return entity;
 }
 
+/** A user's entity, as sharedUserEntity makes it, for one message alone. */
+function userEntityOf(uid: string, user: UserRow | undefined, conversationId?: string): Entity {
+  return userEntity(uid, user, conversationId === undefined ? {} : { conversationId });
+}
+
 function sharedGroupEntity(guid: string, group: GroupRow | undefined): Entity {
   if (!group) return groupEntity(guid, group);
   let entity = groupEntities.get(group);
@@ -686,18 +701,19 @@ export function toMessage(
   row: MessageRow,
   users: Map<string, UserRow>,
   groups: Map<string, GroupRow>,
-  options: { withTags: boolean; mentionsWithTagInfo?: boolean },
+  options: { withTags: boolean; mentionsWithTagInfo?: boolean; shareEntities?: boolean },
   reactions: ReactionCount[] = [],
 ): Message {
   const stored = (row.data ?? {}) as Record<string, unknown>;
+  const shared = options.shareEntities ?? true;
   const data: Message['data'] = extended(stored, {
     // An action message keeps the entities stored with it: what was acted on, as it was then.
     entities: row.category === 'action' ? (stored.entities as ActionEntities) : {
-      sender: sharedUserEntity(row.sender, users.get(row.sender)),
+      sender: (shared ? sharedUserEntity : userEntityOf)(row.sender, users.get(row.sender)),
       receiver:
         row.receiver_type === 'user'
-          ? sharedUserEntity(row.receiver, users.get(row.receiver), row.conversation_id)
-          : sharedGroupEntity(row.receiver, groups.get(row.receiver)),
+          ? (shared ? sharedUserEntity : userEntityOf)(row.receiver, users.get(row.receiver), row.conversation_id)
+          : (shared ? sharedGroupEntity : groupEntity)(row.receiver, groups.get(row.receiver)),
     },
   });
   const mentions: Record<string, unknown> = {};

@@ -199,6 +199,18 @@ describe('send-message', () => {
     assert.equal(plain.data.mentions, undefined);
   });
 
+  it('answers a send that mentions only its own sender and receiver as it reads them back', async () => {
+    // Such a send is rendered from what its statement read, without reading the users again.
+    const [alice, bob] = await uids(2);
+    const sent = body(await send(alice, text(bob!, `<@uid:${bob}> meet <@uid:${alice}>`))).data;
+    assert.deepEqual(Object.keys(sent.data.mentions).sort(), [alice!, bob!].sort());
+    assert.equal(sent.data.mentions[bob!].name, `User ${bob}`);
+    assert.equal(sent.data.entities.receiver.entity.conversationId, sent.conversationId);
+    assert.equal(sent.data.entities.sender.entity.conversationId, undefined);
+    const read = body(await t.call(t.appA, `/v3/messages/${sent.id}`, { onBehalfOf: alice })).data;
+    assert.deepEqual(sent, read);
+  });
+
   it('keeps unicode, emoji, RTL text and metadata key order byte for byte', async () => {
     const [alice, bob] = await uids(2);
     const words = 'שלום עולם 👋🏽 مرحبا — naïve café 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \u202Eabc\u202C 👨‍👩‍👧‍👦';
