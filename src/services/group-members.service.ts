@@ -216,7 +216,7 @@ export class GroupMembersService {
       unfiltered ? Promise.resolve(group.members_count) : this.deps.members.count(ctx.appId, guid, filter),
     ]);
     return {
-      data: rows.map((row) => (extended(toUser(row, { withTags: false }), { scope: row.scope, joinedAt: toUnix(row.joined_at) }))),
+      data: rows.map((row) => extended(toUser(row, { withTags: false }), { scope: row.scope, joinedAt: toUnix(row.joined_at) })),
       meta: pageMeta(page, total, rows.length),
     };
   }
@@ -348,7 +348,7 @@ export class GroupMembersService {
     await this.requireGroup(ctx, guid);
     const { rows, total } = await this.deps.members.listBanned(ctx.appId, guid, page);
     return {
-      data: rows.map((row) => (extended(toUser(row, { withTags: false }), { bannedAt: toUnix(row.banned_at) }))),
+      data: rows.map((row) => extended(toUser(row, { withTags: false }), { bannedAt: toUnix(row.banned_at) })),
       meta: pageMeta(page, total, rows.length),
     };
   }
