@@ -328,7 +328,7 @@ export class MessagesService {
    */
   async storeActionsInGroup(appId: string, guid: string, messages: Array<Pick<NewMessage, 'sender' | 'type' | 'dataJson'>>, tx: Executor): Promise<MessageRow[]> {
     if (messages.length === 0) return [];
-    const actions = messages.map((message) => (extended(message, { category: 'action' })));
+    const actions = messages.map((message) => extended(message, { category: 'action' }));
     return this.deps.messages.storeManyInGroup(appId, guid, groupConversationId(guid), actions, tx);
   }
 
@@ -671,23 +671,24 @@ const userEntities = new WeakMap<UserRow, Entity>();
 const receiverEntities = new WeakMap<UserRow, Map<string, Entity>>();
 const groupEntities = new WeakMap<GroupRow, Entity>();
 
+/** A user's entity, with the conversation's id when the user is a 1:1 message's receiver. */
+function userEntityOf(uid: string, user: UserRow | undefined, conversationId?: string): Entity {
+  return userEntity(uid, user, conversationId === undefined ? {} : { conversationId });
+}
+
+/** userEntityOf, made once per row read and conversation. */
 function sharedUserEntity(uid: string, user: UserRow | undefined, conversationId?: string): Entity {
-  if (!user) return userEntity(uid, user, conversationId === undefined ? {} : { conversationId });
+  if (!user) return userEntityOf(uid, user, conversationId);
   if (conversationId === undefined) {
     let entity = userEntities.get(user);
-    if (!entity) userEntities.set(user, (entity = userEntity(uid, user)));
+    if (!entity) userEntities.set(user, (entity = userEntityOf(uid, user)));
     return entity;
   }
   let byConversation = receiverEntities.get(user);
   if (!byConversation) receiverEntities.set(user, (byConversation = new Map()));
   let entity = byConversation.get(conversationId);
-  if (!entity) byConversation.set(conversationId, (entity = userEntity(uid, user, { conversationId })));
+  if (!entity) byConversation.set(conversationId, (entity = userEntityOf(uid, user, conversationId)));
   return entity;
-}
-
-/** A user's entity, as sharedUserEntity makes it, for one message alone. */
-function userEntityOf(uid: string, user: UserRow | undefined, conversationId?: string): Entity {
-  return userEntity(uid, user, conversationId === undefined ? {} : { conversationId });
 }
 
 function sharedGroupEntity(guid: string, group: GroupRow | undefined): Entity {
@@ -706,14 +707,16 @@ export function toMessage(
 ): Message {
   const stored = (row.data ?? {}) as Record<string, unknown>;
   const shared = options.shareEntities ?? true;
+  const userEntityFor = shared ? sharedUserEntity : userEntityOf;
+  const groupEntityFor = shared ? sharedGroupEntity : groupEntity;
   const data: Message['data'] = extended(stored, {
     // An action message keeps the entities stored with it: what was acted on, as it was then.
     entities: row.category === 'action' ? (stored.entities as ActionEntities) : {
-      sender: (shared ? sharedUserEntity : userEntityOf)(row.sender, users.get(row.sender)),
+      sender: userEntityFor(row.sender, users.get(row.sender)),
       receiver:
         row.receiver_type === 'user'
-          ? (shared ? sharedUserEntity : userEntityOf)(row.receiver, users.get(row.receiver), row.conversation_id)
-          : (shared ? sharedGroupEntity : groupEntity)(row.receiver, groups.get(row.receiver)),
+          ? userEntityFor(row.receiver, users.get(row.receiver), row.conversation_id)
+          : groupEntityFor(row.receiver, groups.get(row.receiver)),
     },
   });
   const mentions: Record<string, unknown> = {};
