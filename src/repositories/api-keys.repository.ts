@@ -2,9 +2,9 @@ import type { Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
 import type { ApiKeysTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import { extended } from '../domain/objects.js';
 import type { CredentialCache } from './credential-cache.js';
 import { escapeLike } from './sql-helpers.js';
-import { extended } from '../domain/objects.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 

@@ -2,13 +2,13 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
 import type { MessagesTable, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import { extended } from '../domain/objects.js';
 import type { ConversationStateRow } from './conversation-states.repository.js';
 import type { GroupRow } from './groups.repository.js';
 import { jsonRowCodec } from './json-rows.js';
 import type { ReactionCount } from './reactions.repository.js';
 import { escapeLike } from './sql-helpers.js';
 import type { UserRow } from './users.repository.js';
-import { extended } from '../domain/objects.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 

@@ -4,10 +4,10 @@ import { withTransaction, type Executor } from '../db/transaction.js';
 import type { ApiKeyScope, RequestContext } from '../domain/context.js';
 import { AppError } from '../domain/errors.js';
 import { LIMITS } from '../domain/normalize.js';
+import { extended } from '../domain/objects.js';
 import { pageMeta, type PageMeta } from '../domain/pagination.js';
 import { isMasked, maskSecret, newApiKey, sha256Hex } from '../domain/secrets.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
-import { extended } from '../domain/objects.js';
 import type { ApiKeyRef, ApiKeyRow, ApiKeysRepository } from '../repositories/api-keys.repository.js';
 import type { AppsRepository } from '../repositories/apps.repository.js';
 

@@ -5,10 +5,10 @@ import { withTransaction, type Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError } from '../domain/errors.js';
 import { LIMITS, metadataJson, normalizeId } from '../domain/normalize.js';
+import { extended } from '../domain/objects.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
 import { isMasked, maskAuthToken, newAuthToken, sha256Hex } from '../domain/secrets.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
-import { extended } from '../domain/objects.js';
 import type { AuthTokenRef, AuthTokenRow, AuthTokensRepository } from '../repositories/auth-tokens.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 

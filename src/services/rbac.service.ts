@@ -5,6 +5,7 @@ import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
 import { LIMITS, normalizeId } from '../domain/normalize.js';
+import { extended } from '../domain/objects.js';
 import { pageMeta, type PageMeta } from '../domain/pagination.js';
 import {
   asList,
@@ -18,7 +19,6 @@ import {
   type PermissionValue,
 } from '../domain/permissions.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
-import { extended } from '../domain/objects.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { PermissionEntry, PermissionRow, PermissionsRepository } from '../repositories/permissions.repository.js';
 import type { RolesRepository } from '../repositories/roles.repository.js';
