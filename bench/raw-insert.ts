@@ -1,6 +1,7 @@
 // The raw-INSERT baseline: single-row INSERTs into a users-shaped table, each its own durable
 // commit, from N concurrent connections over the pg driver alone, as prepared statements.
-// Prints {"insertsPerSecond", "p99Ms", "postgresCpuMicros", "clientCpuMicros"} (CPU per insert) when done.
+// Prints {"insertsPerSecond", "p50Ms", "p99Ms", "postgresCpuMicros", "clientCpuMicros"} (CPU per
+// insert) when done. At one connection, p50Ms is the machine's commit latency (with one round trip).
 // Env: DATABASE_URL, BENCH_CONNECTIONS, BENCH_DURATION (seconds).
 import crypto from 'node:crypto';
 import pg from 'pg';
@@ -50,6 +51,7 @@ await pool.end();
 process.stdout.write(
   `${JSON.stringify({
     insertsPerSecond: Math.round(latencies.length / seconds),
+    p50Ms: Math.round((latencies[Math.floor(latencies.length * 0.5)] ?? 0) * 100) / 100,
     p99Ms: Math.round(latencies[Math.floor(latencies.length * 0.99)] ?? 0),
     postgresCpuMicros: perInsert(postgresCpu * 1e6),
     clientCpuMicros: perInsert(clientCpu.user + clientCpu.system),

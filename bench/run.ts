@@ -86,10 +86,14 @@ async function withPostgresDatabase<T>(run: (url: string) => Promise<T>): Promis
 }
 
 /** Raw single-row INSERT rate over the pg driver, measured in its own process. */
-function rawInsertRate(url: string, connections: number): Promise<{ insertsPerSecond: number; p99Ms: number; postgresCpuMicros: number; clientCpuMicros: number }> {
+function rawInsertRate(
+  url: string,
+  connections: number,
+  seconds = duration,
+): Promise<{ insertsPerSecond: number; p50Ms: number; p99Ms: number; postgresCpuMicros: number; clientCpuMicros: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('bench/raw-insert.ts')], {
-      env: { ...process.env, DATABASE_URL: url, BENCH_CONNECTIONS: String(connections), BENCH_DURATION: String(duration) },
+      env: { ...process.env, DATABASE_URL: url, BENCH_CONNECTIONS: String(connections), BENCH_DURATION: String(seconds) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -118,6 +122,9 @@ const fastifyHistory = new Map<number, LoadResult>();
 }
 
 // --- Parley -------------------------------------------------------------------------------
+/** PostgreSQL's commit latency on this machine, as one connection's INSERT sees it (ms, p50). */
+let commitLatencyMs: number | null = null;
+
 async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: string) {
   const scenarios = ['get user', 'list users', 'list members', 'history page', 'add 25 members', 'send message', 'create user'];
   if (!scenarios.some(wanted)) return;
@@ -130,6 +137,14 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
     );
     return raw.insertsPerSecond;
   };
+  if (databaseUrl) {
+    // What kind of machine this is for writes: one connection's INSERT waits for its own
+    // commit, so its latency is the commit's (fsync) plus a round trip. Where it is long, raw
+    // INSERTs are slow and their p99 high, and coalesced writes gain the most over them.
+    const one = await rawInsertRate(databaseUrl, 1, 3);
+    commitLatencyMs = one.p50Ms;
+    console.log(`machine: one connection's INSERT and commit take ${one.p50Ms} ms (p50; ${one.insertsPerSecond} inserts/s)`);
+  }
   if (databaseUrl && (wanted('create user') || wanted('add 25 members'))) {
     for (const connections of CONCURRENCIES) inserts.set(connections, await rawInsert(connections));
   }
@@ -327,7 +342,7 @@ for (const engine of engines) {
 // Each run is kept (a partial run, --only, must not erase the last full one), and the newest
 // is also latest.json.
 const at = new Date().toISOString();
-const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, fastify: Object.fromEntries(fastify), rows, imports }, null, 2)}\n`;
+const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports }, null, 2)}\n`;
 const kept = `.bench/run-${at.replace(/[:.]/g, '-')}.json`;
 fs.mkdirSync('.bench', { recursive: true });
 fs.writeFileSync(kept, results);
