@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { userConversationId } from '../../src/domain/conversation-id.js';
+import { groupConversationId } from '../../src/domain/messages.js';
+import { MessagesRepository, type PageCheck } from '../../src/repositories/messages.repository.js';
+import { UsersRepository } from '../../src/repositories/users.repository.js';
+import { createTestApp, uniqueId, type TestApp } from '../helpers/app.js';
+import { newGroup, newUids } from '../helpers/factories.js';
+
+let t: TestApp;
+before(async () => {
+  t = await createTestApp();
+});
+after(async () => {
+  await t.close();
+});
+
+describe('coalesced reads of active users', () => {
+  it('answer each caller its own user, across apps, with deactivated and unknown users absent', async () => {
+    const repo = new UsersRepository(t.database.db);
+    const ctxA = { appId: t.appA.appId, requestId: 't', log: t.app.log };
+    const ctxB = { appId: t.appB.appId, requestId: 't', log: t.app.log };
+    const [shared, onlyA, deactivated] = [uniqueId('shared'), uniqueId('onlya'), uniqueId('gone')];
+    await t.services.users.create(ctxA, { uid: shared, name: 'Shared in A' });
+    await t.services.users.create(ctxB, { uid: shared, name: 'Shared in B' });
+    await t.services.users.create(ctxA, { uid: onlyA, name: 'Only in A' });
+    await t.services.users.create(ctxA, { uid: deactivated, name: 'Deactivated' });
+    await t.services.users.deactivate(ctxA, [deactivated]);
+
+    // Submitted in the same turn, so they go together in one statement.
+    const asked: Array<[string, string]> = [
+      [t.appA.appId, shared],
+      [t.appB.appId, shared],
+      [t.appA.appId, onlyA],
+      [t.appB.appId, onlyA],
+      [t.appA.appId, deactivated],
+      [t.appA.appId, uniqueId('nobody')],
+      [t.appA.appId, shared],
+    ];
+    const rows = await Promise.all(asked.map(([appId, uid]) => repo.getActive(appId, uid)));
+    assert.deepEqual(
+      rows.map((row) => row && `${row.app_id === t.appA.appId ? 'A' : 'B'}:${row.name}`),
+      ['A:Shared in A', 'B:Shared in B', 'A:Only in A', undefined, undefined, undefined, 'A:Shared in A'],
+    );
+    assert.notEqual(rows[0], rows[6], 'a user asked for twice gives each caller its own row object');
+    assert.deepEqual(rows[0], rows[6]);
+
+    // Inside a transaction the read is the transaction's own, not coalesced.
+    await t.database.db.transaction().execute(async (tx) => {
+      assert.equal((await repo.getActive(t.appA.appId, onlyA, tx))?.name, 'Only in A');
+    });
+  });
+});
+
+describe('coalesced checks of history page versions', () => {
+  it('answer each check the version it reads alone, and only a changed conversation moves', async () => {
+    const repo = new MessagesRepository(t.database.db);
+    const [a, b, c, d] = await newUids(t, t.appA, 4);
+    const group = await newGroup(t, t.appA, {}, a);
+    const send = (sender: string, receiver: string, receiverType: 'user' | 'group' = 'user') =>
+      t.services.messages.send(
+        { appId: t.appA.appId, requestId: 't', log: t.app.log, onBehalfOf: sender },
+        { receiver, receiverType, category: 'message', type: 'text', data: { text: 'hi' } },
+      );
+    await send(a!, b!);
+    await send(c!, d!);
+    await send(a!, group.guid, 'group');
+    const checks: PageCheck[] = [
+      { conversation: { id: userConversationId(a!, b!), stateUids: [a!, b!] }, uids: [a!, b!], guids: [] },
+      { conversation: { id: userConversationId(c!, d!), stateUids: [c!, d!] }, uids: [c!, d!], guids: [] },
+      { conversation: { id: groupConversationId(group.guid), stateUids: [a!] }, uids: [a!], guids: [group.guid], membership: { uid: a!, guid: group.guid } },
+    ];
+    const alone = () => t.database.db.transaction().execute(async (tx) => {
+      const versions: string[] = [];
+      for (const check of checks) versions.push(await repo.pageVersion(t.appA.appId, check, tx));
+      return versions;
+    });
+    const together = () => Promise.all(checks.map((check) => repo.pageVersion(t.appA.appId, check)));
+
+    const before = await together();
+    assert.deepEqual(before, await alone());
+    assert.equal(new Set(before).size, checks.length, 'three conversations, three versions');
+    await send(d!, c!);
+    const after = await together();
+    assert.deepEqual(after, await alone());
+    assert.deepEqual([after[0], after[2]], [before[0], before[2]], 'the other conversations keep their versions');
+    assert.notEqual(after[1], before[1], 'the conversation with a new message moves');
+  });
+});
