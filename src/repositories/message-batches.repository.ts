@@ -399,7 +399,7 @@ function sendRecord(message: NewMessage, n: number): string {
   return `${record},"muid":${JSON.stringify(message.muid)},"data":${message.dataJson}}`;
 }
 
-/** A json column of listsOf as text[]. */
+/** A json column of tags or mentions (see sendRecord) as text[]. */
 function textArray(column: RawBuilder<unknown>): RawBuilder<string[]> {
   return sql<string[]>`case when ${column} is null then '{}'::text[] else array(select json_array_elements_text(${column})) end`;
 }
