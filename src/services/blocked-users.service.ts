@@ -81,7 +81,7 @@ export class BlockedUsersService {
     const { rows, total } = await this.deps.blocks.list(ctx.appId, uid, { direction: input.direction, searchKey: input.searchKey }, page);
     const relations = await this.deps.blocks.relations(ctx.appId, uid, rows.map((row) => row.uid));
     return {
-      data: rows.map((row) => (extended(withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)), { conversationId: userConversationId(uid, row.uid) }))),
+      data: rows.map((row) => extended(withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)), { conversationId: userConversationId(uid, row.uid) })),
       meta: pageMeta(page, total, rows.length),
     };
   }

@@ -96,7 +96,7 @@ export class FriendsService {
     const { rows, total } = await this.deps.friends.list(ctx.appId, uid, { searchKey: input.searchKey }, page);
     const relations = await this.deps.blocks.relations(ctx.appId, uid, rows.map((row) => row.uid));
     return {
-      data: rows.map((row) => (extended(withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)), { conversationId: userConversationId(uid, row.uid) }))),
+      data: rows.map((row) => extended(withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)), { conversationId: userConversationId(uid, row.uid) })),
       meta: pageMeta(page, total, rows.length),
     };
   }
