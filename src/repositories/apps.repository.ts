@@ -52,23 +52,21 @@ export class AppsRepository {
 
   /**
    * The app and, if the hash is one of its keys, that key: one round trip per request, none
-   * while the pair is cached.
+   * while the pair is cached (see CredentialCache).
    */
-  async getWithKey(appId: string, keyHash: string, tx: Executor = this.db): Promise<AppWithKey | undefined> {
-    const cached = this.credentials.get(appId, keyHash);
-    if (cached) return cached;
-    const row = await tx
-      .selectFrom('apps')
-      .leftJoin('api_keys', (join) =>
-        join.onRef('api_keys.app_id', '=', 'apps.id').on('api_keys.key_hash', '=', keyHash),
-      )
-      .select(['apps.id', 'apps.name', 'apps.region', 'apps.created_at', 'api_keys.key_hash', 'api_keys.scope'])
-      .where('apps.id', '=', appId)
-      .executeTakeFirst();
-    if (!row) return undefined;
-    const { key_hash, scope, ...app } = row;
-    const found: AppWithKey = { app, key: key_hash && scope ? { key_hash, scope } : undefined };
-    if (found.key) this.credentials.set(appId, keyHash, found);
-    return found;
+  async getWithKey(appId: string, keyHash: string): Promise<AppWithKey | undefined> {
+    return this.credentials.lookup(appId, keyHash, async () => {
+      const row = await this.db
+        .selectFrom('apps')
+        .leftJoin('api_keys', (join) =>
+          join.onRef('api_keys.app_id', '=', 'apps.id').on('api_keys.key_hash', '=', keyHash),
+        )
+        .select(['apps.id', 'apps.name', 'apps.region', 'apps.created_at', 'api_keys.key_hash', 'api_keys.scope'])
+        .where('apps.id', '=', appId)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const { key_hash, scope, ...app } = row;
+      return { app, key: key_hash && scope ? { key_hash, scope } : undefined };
+    });
   }
 }
