@@ -94,6 +94,9 @@ async function readActiveUsers(db: Executor, keys: Array<{ appId: string; uid: s
 /** The users list's order and name search, matching the users_app_name index. */
 const NAME_ORDER = sql<string>`lower(name) collate "C"`;
 
+/** From this offset on, a users page is found in the name index before its rows are read. */
+export const DEEP_PAGE_OFFSET = 1_000;
+
 /** searchKey: a case-insensitive prefix of the name or uid (or of the fields named). */
 function matchesSearch(searchKey: string, fields: ReadonlyArray<'name' | 'uid'> = ['name', 'uid']) {
   const prefix = `${escapeLike(searchKey.toLowerCase())}%`;
@@ -239,15 +242,24 @@ export class UsersRepository {
     if (filter.roles?.length) query = query.where('role', 'in', filter.roles);
     if (filter.tags?.length) query = query.where(sql<boolean>`tags && ${sql.val(filter.tags)}::text[]`);
     if (filter.searchKey) query = query.where(matchesSearch(filter.searchKey, filter.searchIn?.length ? filter.searchIn : undefined));
-    const unfiltered = !filter.searchKey && !filter.status && !filter.roles?.length && !filter.tags?.length;
+    // Filters the name index holds: deactivation and searchKey (name and uid).
+    const indexed = !filter.status && !filter.roles?.length && !filter.tags?.length;
+    const unfiltered = indexed && !filter.searchKey;
+    const offset = pageOffset(page);
+    // A deep page with only such filters skips its offset in the index alone (an index-only
+    // scan: users_app_name includes name and deactivated_at), then reads its rows by key.
+    // Shallow pages read their rows at once: there the lookups by key would cost more than the
+    // rows skipped. `= any(array(...))`, not `in (...)`: with the latter, the generic plan of
+    // the prepared statement hashes the page's uids and scans the whole table for them.
+    const pageQuery = indexed && offset >= DEEP_PAGE_OFFSET
+      ? tx
+          .selectFrom('users')
+          .selectAll()
+          .where('app_id', '=', appId)
+          .where(sql<boolean>`uid = any(array(${query.select('uid').orderBy(NAME_ORDER).orderBy('uid').limit(page.perPage).offset(offset)}))`)
+      : query.selectAll().limit(page.perPage).offset(offset);
     const [rows, total] = await Promise.all([
-      query
-        .selectAll()
-        .orderBy(NAME_ORDER)
-        .orderBy('uid')
-        .limit(page.perPage)
-        .offset(pageOffset(page))
-        .execute(),
+      pageQuery.orderBy(NAME_ORDER).orderBy('uid').execute(),
       unfiltered
         ? this.countAll(appId, filter.deactivated, tx)
         : query

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
 import { newRole, newUser } from '../helpers/factories.js';
+import { DEEP_PAGE_OFFSET } from '../../src/repositories/users.repository.js';
 
 let t: TestApp;
 before(async () => {
@@ -494,4 +495,73 @@ describe('deactivate-users and reactivate-users', () => {
       assert.equal(errorCode(response), 'ERR_BAD_REQUEST');
     });
   }
+});
+
+describe('list-users, deep pages (found in the name index before their rows are read)', () => {
+  let deep: TestApp;
+  const total = DEEP_PAGE_OFFSET + 400;
+  // Case variants and repeated names: the order is lower(name), then uid.
+  const names = ['Ann', 'ann', 'Anne', 'ANNA', 'Bob'];
+  const users = Array.from({ length: total }, (_, i) => ({ uid: `deep-${i}`, name: `${names[i % names.length]} ${String(i % 300).padStart(3, '0')}` }));
+  const gone = new Set(users.filter((_, i) => i % 41 === 0).map((user) => user.uid));
+  const ordered = (list: typeof users) =>
+    list
+      .map((user) => ({ uid: user.uid, key: user.name.toLowerCase() }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0))
+      .map((user) => user.uid);
+  const active = ordered(users.filter((user) => !gone.has(user.uid)));
+  const everyone = ordered(users);
+
+  const list = async (query: Record<string, string>) => {
+    const response = await deep.call(deep.appA, '/v3/users', { query });
+    assert.equal(response.statusCode, 200, response.body);
+    return body(response);
+  };
+
+  before(async () => {
+    deep = await createTestApp();
+    const records = Object.fromEntries(users.map((user) => [user.uid, user]));
+    const imported = await deep.call(deep.appA, '/v3.0/data_import/users', { method: 'POST', body: { users: records } });
+    assert.equal(imported.statusCode, 200, imported.body);
+    // Another app's users with the same names never show.
+    const other = await deep.call(deep.appB, '/v3.0/data_import/users', { method: 'POST', body: { users: records } });
+    assert.equal(other.statusCode, 200, other.body);
+    const deactivated = await deep.call(deep.appA, '/v3/users', { method: 'DELETE', body: { uidsToDeactivate: [...gone] } });
+    assert.equal(deactivated.statusCode, 200, deactivated.body);
+  });
+  after(async () => {
+    await deep?.close();
+  });
+
+  it('pages through every active user once, in order, across the deep-page offset', async () => {
+    const seen: string[] = [];
+    for (let page = 1; ; page++) {
+      const result = await list({ perPage: '100', page: String(page) });
+      assert.equal(result.meta.pagination.total, active.length);
+      if (result.data.length === 0) break;
+      seen.push(...result.data.map((user: any) => user.uid));
+    }
+    assert.deepEqual(seen, active);
+    const second = await list({ perPage: '1000', page: '2' });
+    assert.deepEqual(second.data.map((user: any) => user.uid), active.slice(1000));
+    assert.equal(second.data[0].name, users.find((user) => user.uid === active[1000])!.name);
+  });
+
+  it('keeps the filters on a deep page: deactivated users, search, and the filters the index lacks', async () => {
+    const withDeactivated = await list({ perPage: '500', page: '3', withDeactivated: 'true' });
+    assert.deepEqual(withDeactivated.data.map((user: any) => user.uid), everyone.slice(1000, 1500));
+    assert.equal(withDeactivated.data.filter((user: any) => gone.has(user.uid)).length, everyone.slice(1000).filter((uid) => gone.has(uid)).length);
+    assert.equal(withDeactivated.meta.pagination.total, total);
+    const onlyDeactivated = await list({ perPage: '10', page: '101', onlyDeactivated: 'true' });
+    assert.deepEqual(onlyDeactivated.data, []);
+    assert.equal(onlyDeactivated.meta.pagination.total, gone.size);
+    const searched = await list({ perPage: '500', page: '3', searchKey: 'deep-' });
+    assert.deepEqual(searched.data.map((user: any) => user.uid), active.slice(1000));
+    const byName = await list({ perPage: '50', page: '21', searchKey: 'an' });
+    const named = active.filter((uid) => users.find((user) => user.uid === uid)!.name.toLowerCase().startsWith('an'));
+    assert.ok(named.length > 1050);
+    assert.deepEqual(byName.data.map((user: any) => user.uid), named.slice(1000, 1050));
+    const withStatus = await list({ perPage: '500', page: '3', status: 'offline' });
+    assert.deepEqual(withStatus.data.map((user: any) => user.uid), active.slice(1000));
+  });
 });

@@ -78,7 +78,7 @@ describe('migrations under concurrency', { skip: TEST_ENGINE !== 'postgres' && '
     );
     try {
       const applied = await Promise.all(nodes.map((node) => migrate(node, silentLogger)));
-      assert.deepEqual(applied.flat().sort(), loadMigrations().map((m) => m.version));
+      assert.deepEqual(applied.flat().sort((a, b) => a - b), loadMigrations().map((m) => m.version));
     } finally {
       await Promise.all(nodes.map((node) => node.close()));
       await created.drop();
