@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { openDatabase, POOL_IDLE_TIMEOUT_MS } from '../../src/db/database.js';
+import { silentLogger } from '../../src/domain/context.js';
+import { createPostgresDatabase, TEST_ENGINE } from '../helpers/db.js';
+
+describe('the PostgreSQL pool', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, () => {
+  it('keeps an idle connection past pg’s 10 s default, so a quiet spell does not cost new backends', async () => {
+    assert.ok(POOL_IDLE_TIMEOUT_MS > 60_000);
+    const created = await createPostgresDatabase();
+    const database = await openDatabase({ engine: 'postgres', url: created.url, log: silentLogger });
+    try {
+      const backend = async () => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(database.db)).rows[0]!.pid;
+      const before = await backend();
+      await new Promise((resolve) => setTimeout(resolve, 11_000));
+      assert.equal(await backend(), before);
+    } finally {
+      await database.close();
+      await created.drop();
+    }
+  });
+});
