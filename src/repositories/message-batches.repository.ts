@@ -132,21 +132,27 @@ export class MessageBatchesRepository {
             case when u.uid is not null then ${USER_ROW.select('u')} end as receiver_row,
             u.uid is not null and u.deactivated_at is null as receiver_active,
             case when g.guid is not null then ${GROUP_ROW.select('g')} end as group_row,
-            r.receiver_type = 'user' and exists (
-              select 1 from blocked_users b where b.app_id = ${appId} and b.uid = r.sender and b.blocked_uid = r.receiver) as sender_blocked_receiver,
-            r.receiver_type = 'user' and exists (
-              select 1 from blocked_users b where b.app_id = ${appId} and b.uid = r.receiver and b.blocked_uid = r.sender) as receiver_blocked_sender,
-            r.receiver_type = 'group' and exists (
-              select 1 from group_members m where m.app_id = ${appId} and m.guid = r.receiver and m.uid = r.sender) as is_member,
-            r.receiver_type = 'group' and exists (
-              select 1 from group_bans b where b.app_id = ${appId} and b.guid = r.receiver and b.uid = r.sender) as is_banned,
+            sb.found is not null as sender_blocked_receiver,
+            rb.found is not null as receiver_blocked_sender,
+            gm.found is not null as is_member,
+            gb.found is not null as is_banned,
             case when r.muid is not null then (
               select m.id from messages m where m.app_id = ${appId} and m.sender = r.sender and m.muid = r.muid) end as first_id
           from r
-          -- limit 1 keeps each lookup a probe per row: a join the planner may hash, scanning the table.
+          -- limit 1 keeps each lookup a probe per row. A join, or an EXISTS in the select list, the
+          -- planner may hash instead, reading all of the app's rows of the table (it plans for 100
+          -- records here): a group send read all 3,000 memberships of a small app that way.
           left join lateral (select * from users x where x.app_id = ${appId} and x.uid = r.sender limit 1) s on true
           left join lateral (select * from users x where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.receiver limit 1) u on true
           left join lateral (select * from groups x where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver limit 1) g on true
+          left join lateral (select true as found from blocked_users x
+                             where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.sender and x.blocked_uid = r.receiver limit 1) sb on true
+          left join lateral (select true as found from blocked_users x
+                             where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.receiver and x.blocked_uid = r.sender limit 1) rb on true
+          left join lateral (select true as found from group_members x
+                             where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver and x.uid = r.sender limit 1) gm on true
+          left join lateral (select true as found from group_bans x
+                             where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver and x.uid = r.sender limit 1) gb on true
         ), ok as (
           -- The rules of a send (MessagesService.checkReceiver gives the error of one that fails).
           select * from f
