@@ -1,8 +1,12 @@
 import { sql, type Selectable } from 'kysely';
 import type { ConversationStatesTable, MemberScope, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import { extended } from '../domain/objects.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
+import type { GroupRow } from './groups.repository.js';
+import { GROUP_ROW, MESSAGE_ROW, USER_ROW, type MessageRow } from './messages.repository.js';
 import { escapeLike } from './sql-helpers.js';
+import type { UserRow } from './users.repository.js';
 
 export type ConversationStateRow = Selectable<ConversationStatesTable>;
 
@@ -26,6 +30,11 @@ export interface ConversationViewRow {
   cleared_message_id: string | null;
   read_message_id: string | null;
   unread: string;
+  /** Read with the row, so the conversation is rendered from one statement: its last message, */
+  last_message: MessageRow | null;
+  /** and the other user (a 1:1 conversation) or the group, when they exist. */
+  with_user: UserRow | null;
+  with_group: GroupRow | null;
 }
 
 export interface ConversationFilter {
@@ -71,6 +80,13 @@ export class ConversationStatesRepository {
         .select(['m.conversation_id', 'm.conversation_type', 'm.with_id', 'm.scope', 'm.joined_at', 'm.created_at'])
         .select(['c.updated_at', 'c.last_message_id', 's.tags', 's.cleared_message_id', 's.read_message_id'])
         .select(sql<string>`(select count(*) from (${unreadMessages(tx, appId, uid).orderBy('um.id').limit(UNREAD_COUNT_CAP)}) as unread)`.as('unread'))
+        .select(sql<unknown[] | null>`(select ${MESSAGE_ROW.select('lm')} from messages lm where lm.app_id = ${appId} and lm.id = c.last_message_id)`.as('last_message'))
+        .select(
+          sql<unknown[] | null>`case when m.conversation_type = 'user' then (select ${USER_ROW.select('wu')} from users wu where wu.app_id = ${appId} and wu.uid = m.with_id) end`.as('with_user'),
+        )
+        .select(
+          sql<unknown[] | null>`case when m.conversation_type = 'group' then (select ${GROUP_ROW.select('wg')} from groups wg where wg.app_id = ${appId} and wg.guid = m.with_id) end`.as('with_group'),
+        )
         .orderBy('c.last_message_id', 'desc')
         .orderBy('m.conversation_id')
         .limit(page.perPage)
@@ -78,7 +94,17 @@ export class ConversationStatesRepository {
         .execute(),
       base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
     ]);
-    return { rows: rows as ConversationViewRow[], total: Number(count.n) };
+    return {
+      rows: rows.map(
+        (row): ConversationViewRow =>
+          extended(row, {
+            last_message: row.last_message ? MESSAGE_ROW.read(row.last_message) : null,
+            with_user: row.with_user ? USER_ROW.read(row.with_user) : null,
+            with_group: row.with_group ? GROUP_ROW.read(row.with_group) : null,
+          }) as ConversationViewRow,
+      ),
+      total: Number(count.n),
+    };
   }
 
   /** One conversation as `uid` sees it; undefined when they are not part of it or it is hidden. */

@@ -140,7 +140,7 @@ export interface MessagePage {
 }
 
 // The rows readPage reads, as JSON arrays (see json-rows.ts).
-const MESSAGE_ROW = jsonRowCodec<MessageRow>({
+export const MESSAGE_ROW = jsonRowCodec<MessageRow>({
   app_id: 'value', id: 'bigint', conversation_id: 'value', sender: 'value', receiver: 'value', receiver_type: 'value',
   category: 'value', type: 'value', data: 'value', tags: 'value', mentioned_uids: 'value', muid: 'value', parent_id: 'bigint',
   reply_count: 'value', sent_at: 'timestamp', updated_at: 'timestamp', edited_at: 'timestamp', edited_by: 'value',

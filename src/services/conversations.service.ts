@@ -13,7 +13,7 @@ import type { BlockedUsersRepository } from '../repositories/blocked-users.repos
 import type { ConversationFilter, ConversationStatesRepository, ConversationViewRow } from '../repositories/conversation-states.repository.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
-import type { UsersRepository } from '../repositories/users.repository.js';
+import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-members.service.js';
 import { toGroup } from './groups.service.js';
 import type { Message, MessagesService } from './messages.service.js';
@@ -64,7 +64,7 @@ export class ConversationsService {
 
   /** list-all-conversations: the onBehalfOf user's conversations, newest activity first. */
   async list(ctx: RequestContext, input: ListConversationsInput): Promise<{ data: Conversation[]; meta: PageMeta }> {
-    const viewer = await this.viewer(ctx);
+    const viewer = viewerOf(ctx);
     const filter: ConversationFilter = {
       conversationType: input.conversationType,
       unread: input.unread,
@@ -74,8 +74,16 @@ export class ConversationsService {
       searchKey: input.searchKey || undefined,
     };
     const page = { page: input.page, perPage: input.perPage };
-    const { rows, total } = await this.deps.states.list(ctx.appId, viewer, filter, page);
-    const data = await this.render(ctx, viewer, rows, { withTags: input.withTags ?? false, withEntityTags: input.withUserAndGroupTags ?? false });
+    // The viewer is checked while the page is read: a user who does not exist has no conversations.
+    const [viewerRow, { rows, total }] = await Promise.all([
+      this.deps.usersService.requireActor(ctx),
+      this.deps.states.list(ctx.appId, viewer, filter, page),
+    ]);
+    const data = await this.render(ctx, viewer, rows, {
+      withTags: input.withTags ?? false,
+      withEntityTags: input.withUserAndGroupTags ?? false,
+      viewerRow,
+    });
     return { data, meta: pageMeta(page, total, data.length) };
   }
 
@@ -188,11 +196,11 @@ export class ConversationsService {
     return message;
   }
 
-  /** The onBehalfOf user, required: conversations are always someone's. */
+  /** The onBehalfOf user, required and checked. */
   private async viewer(ctx: RequestContext): Promise<string> {
-    if (ctx.onBehalfOf === undefined) throw badRequest({ onBehalfOf: 'is required: it names the user whose conversations these are' });
+    const viewer = viewerOf(ctx);
     await this.deps.usersService.requireActor(ctx);
-    return ctx.onBehalfOf;
+    return viewer;
   }
 
   private async locate(ctx: RequestContext, target: Target): Promise<Located> {
@@ -232,35 +240,32 @@ export class ConversationsService {
     ctx: RequestContext,
     viewer: string,
     rows: ConversationViewRow[],
-    options: { withTags: boolean; withEntityTags: boolean },
+    options: { withTags: boolean; withEntityTags: boolean; viewerRow?: UserRow },
   ): Promise<Conversation[]> {
     if (rows.length === 0) return [];
-    const { appId } = ctx;
     const uids = rows.filter((row) => row.conversation_type === 'user').map((row) => row.with_id);
-    const guids = rows.filter((row) => row.conversation_type === 'group').map((row) => row.with_id);
-    const lastIds = rows.flatMap((row) => (row.last_message_id === null ? [] : [String(row.last_message_id)]));
-    const [lastRows, users, groups, relations] = await Promise.all([
-      this.deps.messages.getMany(appId, lastIds),
-      this.deps.users.getMany(appId, uids),
-      this.deps.groups.getMany(appId, guids),
-      this.deps.blocked.relations(appId, viewer, uids),
-    ]);
+    // The rows carry their last message and the other side (ConversationViewRow), so what is
+    // left is read at once: blocks, and the last messages' reactions, receipts and people.
+    const users = rows.flatMap((row) => (row.with_user ? [row.with_user] : []));
+    if (options.viewerRow) users.push(options.viewerRow);
+    const groups = rows.flatMap((row) => (row.with_group ? [row.with_group] : []));
     // A deleted last message is not shown (NOTES §9.3).
-    const shown = lastRows.filter((row) => row.deleted_at === null);
+    const shown = rows.flatMap((row) => (row.last_message && row.last_message.deleted_at === null ? [row.last_message] : []));
     const messageCtx = extended(ctx, { onBehalfOf: viewer });
-    const rendered = await this.deps.messagesService.render(messageCtx, shown, { withTags: false });
+    const [relations, rendered] = await Promise.all([
+      this.deps.blocked.relations(ctx.appId, viewer, uids),
+      this.deps.messagesService.render(messageCtx, shown, { withTags: false, known: { users, groups } }),
+    ]);
     const messageById = new Map(rendered.map((message) => [message.id, message]));
-    const userByUid = new Map(users.map((user) => [user.uid, user]));
-    const groupByGuid = new Map(groups.map((group) => [group.guid, group]));
     return rows.map((row) => {
       let conversationWith: Record<string, unknown>;
       if (row.conversation_type === 'user') {
-        const user = userByUid.get(row.with_id);
+        const user = row.with_user;
         conversationWith = user
           ? extended(withBlockFields(toUser(user, { withTags: options.withEntityTags }), relations.get(row.with_id)), { conversationId: row.conversation_id })
           : { uid: row.with_id, conversationId: row.conversation_id };
       } else {
-        const group = groupByGuid.get(row.with_id);
+        const group = row.with_group;
         conversationWith = group
           ? { ...toGroup(group, { scope: row.scope, joinedAt: row.joined_at }, { withTags: options.withEntityTags }) }
           : { guid: row.with_id, conversationId: row.conversation_id };
@@ -279,6 +284,12 @@ export class ConversationsService {
       return conversation;
     });
   }
+}
+
+/** The onBehalfOf user, required: conversations are always someone's. */
+function viewerOf(ctx: RequestContext): string {
+  if (ctx.onBehalfOf === undefined) throw badRequest({ onBehalfOf: 'is required: it names the user whose conversations these are' });
+  return ctx.onBehalfOf;
 }
 
 function notAccessible(uid: string, conversationId: string): AppError {

@@ -58,7 +58,7 @@ describe('list-all-conversations', () => {
     assert.equal(typeof withCarol.createdAt, 'number');
     assert.equal(withGroup.conversationType, 'group');
     assert.equal(withGroup.unreadMessageCount, '1');
-    assert.equal(withGroup.lastMessage.id, toGroup.id);
+    assert.deepEqual(withGroup.lastMessage, toGroup, "another member's message, as sent");
     assert.equal(withGroup.conversationWith.guid, guid);
     assert.equal(withGroup.conversationWith.hasJoined, true);
     assert.equal(withGroup.conversationWith.scope, 'admin');
@@ -69,6 +69,27 @@ describe('list-all-conversations', () => {
     assert.deepEqual(body(paged).meta.pagination, { total: 4, count: 1, per_page: 3, current_page: 2, total_pages: 2 });
     const alone = await newGroup(t, t.appA, {}, dave!);
     assert.ok(!ids(await list(dave)).includes(`group_${alone.guid}`), 'a group without messages has no conversation');
+  });
+
+  it('renders last messages that mention others, and the side of a user deleted since', async () => {
+    const [alice, bob, carol, dave, eve] = await uids(5);
+    const guid = await groupWith(alice!, [bob!, carol!]);
+    const mentioning = await send(bob!, guid, 'group', `hi <@uid:${eve}> and <@uid:${carol}>`);
+    const toBob = await send(carol!, bob!, 'user', `about <@uid:${alice}>`);
+    await send(dave!, bob!);
+    assert.deepEqual(Object.keys(mentioning.data.mentions).sort(), [carol, eve].sort());
+    assert.deepEqual(Object.keys(toBob.data.mentions), [alice]);
+
+    const deleted = await t.call(t.appA, `/v3/users/${dave}`, { method: 'DELETE', body: { permanent: true } });
+    assert.equal(deleted.statusCode, 200, deleted.body);
+    const response = await list(bob);
+    assert.equal(response.statusCode, 200, response.body);
+    const byId = new Map(body(response).data.map((c: any) => [c.conversationId, c]));
+    assert.deepEqual((byId.get(`group_${guid}`) as any).lastMessage, mentioning);
+    assert.deepEqual((byId.get(userConv(bob!, carol!)) as any).lastMessage, toBob);
+    const withDave = byId.get(userConv(bob!, dave!)) as any;
+    assert.ok(withDave, 'the conversation stays');
+    assert.deepEqual(withDave.conversationWith, { uid: dave, conversationId: userConv(bob!, dave!) });
   });
 
   it('filters by type, unread, tags, user and group tags, and name', async () => {
