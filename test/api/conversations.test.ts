@@ -92,6 +92,30 @@ describe('list-all-conversations', () => {
     assert.deepEqual(withDave.conversationWith, { uid: dave, conversationId: userConv(bob!, dave!) });
   });
 
+  it("shows each 1:1 side's blocks with the viewer, as get-user does", async () => {
+    const [alice, bob, carol, dave] = await uids(4);
+    for (const other of [bob!, carol!, dave!]) await send(other, alice!);
+    const block = (uid: string, other: string) =>
+      t.call(t.appA, `/v3/users/${uid}/blockedusers`, { method: 'POST', body: { blockedUids: [other] } });
+    assert.equal((await block(alice!, bob!)).statusCode, 200);
+    assert.equal((await block(carol!, alice!)).statusCode, 200);
+    assert.equal((await block(alice!, carol!)).statusCode, 200);
+    const response = await list(alice);
+    assert.equal(response.statusCode, 200, response.body);
+    const sideOf = new Map(body(response).data.map((c: any) => [c.conversationWith.uid, c.conversationWith]));
+    for (const uid of [bob!, carol!, dave!]) {
+      const user = body(await t.call(t.appA, `/v3/users/${uid}`, { onBehalfOf: alice })).data;
+      const side = sideOf.get(uid) as any;
+      for (const field of ['blockedByMe', 'hasBlockedMe', 'blockedByMeAt', 'hasBlockedMeAt', 'blockedAt']) {
+        assert.deepEqual(side[field], user[field], `${field} of ${uid}`);
+      }
+    }
+    const [bobSide, carolSide, daveSide] = [bob, carol, dave].map((uid) => sideOf.get(uid) as any);
+    assert.deepEqual([bobSide.blockedByMe, bobSide.hasBlockedMe, typeof bobSide.blockedByMeAt], [true, false, 'number']);
+    assert.deepEqual([carolSide.blockedByMe, carolSide.hasBlockedMe, typeof carolSide.hasBlockedMeAt], [true, true, 'number']);
+    assert.deepEqual([daveSide.blockedByMe, daveSide.hasBlockedMe, daveSide.blockedAt], [false, false, undefined]);
+  });
+
   it('filters by type, unread, tags, user and group tags, and name', async () => {
     const [alice] = await uids(1);
     const [bob] = await uids(1, { name: 'Bobby Tables', tags: ['vip'] });
