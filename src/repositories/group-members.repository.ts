@@ -3,7 +3,7 @@ import { translated } from '../db/driver-errors.js';
 import type { GroupBansTable, GroupMembersTable, MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
-import type { UserRow } from './users.repository.js';
+import { DEEP_PAGE_OFFSET, type UserRow } from './users.repository.js';
 
 export type MemberRow = Selectable<GroupMembersTable>;
 export type BanRow = Selectable<GroupBansTable>;
@@ -103,13 +103,19 @@ export class GroupMembersRepository {
       .where('m.guid', '=', guid);
     if (filter.scopes?.length) query = query.where('m.scope', 'in', filter.scopes);
     if (filter.status) query = query.where('u.status', '=', filter.status);
-    const rows = await query
-      .selectAll('u')
-      .select(['m.scope', 'm.joined_at'])
-      .orderBy('m.uid')
-      .limit(page.perPage)
-      .offset(pageOffset(page))
-      .execute();
+    const offset = pageOffset(page);
+    // A deep page's members are found among the memberships alone (in key order) before their
+    // users are read: otherwise each skipped member costs a read of its user. Every membership
+    // has its user (a foreign key that cascades), so the join drops none; a filter on the
+    // users' side (status) still needs it, and reads every skipped row.
+    if (offset >= DEEP_PAGE_OFFSET && !filter.status) {
+      let keys = tx.selectFrom('group_members as k').select('k.uid').where('k.app_id', '=', appId).where('k.guid', '=', guid);
+      if (filter.scopes?.length) keys = keys.where('k.scope', 'in', filter.scopes);
+      query = query.where(sql<boolean>`m.uid = any(array(${keys.orderBy('k.uid').limit(page.perPage).offset(offset)}))`);
+      const rows = await query.selectAll('u').select(['m.scope', 'm.joined_at']).orderBy('m.uid').execute();
+      return rows as MemberWithUser[];
+    }
+    const rows = await query.selectAll('u').select(['m.scope', 'm.joined_at']).orderBy('m.uid').limit(page.perPage).offset(offset).execute();
     return rows as MemberWithUser[];
   }
 

@@ -94,7 +94,7 @@ async function readActiveUsers(db: Executor, keys: Array<{ appId: string; uid: s
 /** The users list's order and name search, matching the users_app_name index. */
 const NAME_ORDER = sql<string>`lower(name) collate "C"`;
 
-/** From this offset on, a users page is found in the name index before its rows are read. */
+/** From this offset on, a page of users (or of group members) is found in an index before its rows are read. */
 export const DEEP_PAGE_OFFSET = 1_000;
 
 /** searchKey: a case-insensitive prefix of the name or uid (or of the fields named). */

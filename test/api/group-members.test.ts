@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
 import { newGroup, newUids, newUser } from '../helpers/factories.js';
+import { DEEP_PAGE_OFFSET } from '../../src/repositories/users.repository.js';
 
 let t: TestApp;
 before(async () => {
@@ -331,5 +332,74 @@ describe('banned users', () => {
   it('refuses bad paging', async () => {
     const g = await staffedGroup();
     assert.equal(errorCode(await t.call(t.appA, `/v3/groups/${g.guid}/bannedusers`, { query: { perPage: '0' } })), 'ERR_BAD_REQUEST');
+  });
+});
+
+describe('list-group-members, deep pages (found among the memberships before their users are read)', () => {
+  let deep: TestApp;
+  const total = DEEP_PAGE_OFFSET + 300;
+  const guid = 'deep-group';
+  // Uids whose order is not their insertion order; every fifth a moderator.
+  const uids = Array.from({ length: total }, (_, i) => `m-${((i * 7919) % total).toString(36).padStart(4, '0')}-${i}`);
+  const scopeOf = (i: number) => (i % 5 === 0 ? 'moderator' : 'participant');
+  const sorted = [...uids].sort();
+  const moderators = uids.filter((_, i) => scopeOf(i) === 'moderator').sort();
+
+  const list = async (app: 'appA' | 'appB', query: Record<string, string>) => {
+    const response = await deep.call(deep[app], `/v3/groups/${guid}/members`, { query });
+    assert.equal(response.statusCode, 200, response.body);
+    return body(response);
+  };
+
+  before(async () => {
+    deep = await createTestApp();
+    for (const app of ['appA', 'appB'] as const) {
+      const users = Object.fromEntries(uids.map((uid) => [uid, { uid, name: `Name ${uid}` }]));
+      const importedUsers = await deep.call(deep[app], '/v3.0/data_import/users', { method: 'POST', body: { users } });
+      assert.equal(importedUsers.statusCode, 200, importedUsers.body);
+      const created = await deep.call(deep[app], '/v3/groups', { method: 'POST', body: { guid, name: 'Deep', type: 'public' } });
+      assert.equal(created.statusCode, 200, created.body);
+      // appB's group holds every other user only: its members never show in appA's pages.
+      const chosen = uids.map((uid, i) => ({ uid, i })).filter(({ i }) => app === 'appA' || i % 2 === 0);
+      const members = Object.fromEntries(
+        chosen.map(({ uid, i }) => [`${guid}_member_${uid}`, { memberId: `${guid}_member_${uid}`, guid, uid, scope: scopeOf(i) }]),
+      );
+      const importedMembers = await deep.call(deep[app], '/v3.0/data_import/members', { method: 'POST', body: { members } });
+      assert.equal(importedMembers.statusCode, 200, importedMembers.body);
+    }
+  });
+  after(async () => {
+    await deep?.close();
+  });
+
+  it('pages through every member once, in uid order, across the deep-page offset', async () => {
+    const seen: string[] = [];
+    for (let page = 1; ; page++) {
+      const result = await list('appA', { perPage: '100', page: String(page) });
+      assert.equal(result.meta.pagination.total, total);
+      if (result.data.length === 0) break;
+      seen.push(...result.data.map((member: any) => member.uid));
+    }
+    assert.deepEqual(seen, sorted);
+    const deepPage = await list('appA', { perPage: '200', page: '6' });
+    assert.deepEqual(deepPage.data.map((member: any) => member.uid), sorted.slice(1000, 1200));
+    const first = deepPage.data[0];
+    assert.deepEqual([first.name, first.scope, typeof first.joinedAt], [`Name ${sorted[1000]}`, scopeOf(uids.indexOf(sorted[1000]!)), 'number']);
+    const other = await list('appB', { perPage: '100', page: '11' });
+    assert.deepEqual(other.data, [], "appB's group has half the members");
+  });
+
+  it('keeps the scope and status filters on a deep page', async () => {
+    const staff = await list('appA', { perPage: '100', page: '11', scopes: 'moderator' });
+    assert.deepEqual(staff.data, [], 'fewer than 1,001 moderators');
+    assert.equal(staff.meta.pagination.total, moderators.length);
+    const participants = uids.filter((_, i) => scopeOf(i) === 'participant').sort();
+    const byScope = await list('appA', { perPage: '100', page: '11', scopes: 'participant' });
+    assert.ok(participants.length > 1000);
+    assert.deepEqual(byScope.data.map((member: any) => member.uid), participants.slice(1000, 1100));
+    assert.equal(byScope.meta.pagination.total, participants.length);
+    assert.equal(moderators.length, total - participants.length);
+    const byStatus = await list('appA', { perPage: '100', page: '11', status: 'offline' });
+    assert.deepEqual(byStatus.data.map((member: any) => member.uid), sorted.slice(1000, 1100));
   });
 });
