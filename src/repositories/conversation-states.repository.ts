@@ -74,43 +74,75 @@ export class ConversationStatesRepository {
     page: PageRequest,
     tx: Executor = this.db,
   ): Promise<{ rows: ConversationViewRow[]; total: number }> {
-    const base = this.visible(appId, uid, filter, tx);
     const [rows, count] = await Promise.all([
-      base
-        .select(['m.conversation_id', 'm.conversation_type', 'm.with_id', 'm.scope', 'm.joined_at', 'm.created_at'])
-        .select(['c.updated_at', 'c.last_message_id', 's.tags', 's.cleared_message_id', 's.read_message_id'])
-        .select(sql<string>`(select count(*) from (${unreadMessages(tx, appId, uid).orderBy('um.id').limit(UNREAD_COUNT_CAP)}) as unread)`.as('unread'))
-        .select(sql<unknown[] | null>`(select ${MESSAGE_ROW.select('lm')} from messages lm where lm.app_id = ${appId} and lm.id = c.last_message_id)`.as('last_message'))
-        .select(
-          sql<unknown[] | null>`case when m.conversation_type = 'user' then (select ${USER_ROW.select('wu')} from users wu where wu.app_id = ${appId} and wu.uid = m.with_id) end`.as('with_user'),
-        )
-        .select(
-          sql<unknown[] | null>`case when m.conversation_type = 'group' then (select ${GROUP_ROW.select('wg')} from groups wg where wg.app_id = ${appId} and wg.guid = m.with_id) end`.as('with_group'),
-        )
-        .orderBy('c.last_message_id', 'desc')
-        .orderBy('m.conversation_id')
-        .limit(page.perPage)
-        .offset(pageOffset(page))
-        .execute(),
-      base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+      this.page(appId, uid, filter, page, true, tx),
+      this.visible(appId, uid, filter, tx)
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow(),
     ]);
-    return {
-      rows: rows.map(
-        (row): ConversationViewRow =>
-          extended(row, {
-            last_message: row.last_message ? MESSAGE_ROW.read(row.last_message) : null,
-            with_user: row.with_user ? USER_ROW.read(row.with_user) : null,
-            with_group: row.with_group ? GROUP_ROW.read(row.with_group) : null,
-          }) as ConversationViewRow,
-      ),
-      total: Number(count.n),
-    };
+    return { rows, total: Number(count.n) };
   }
 
-  /** One conversation as `uid` sees it; undefined when they are not part of it or it is hidden. */
-  async get(appId: string, uid: string, conversationId: string, type: ReceiverType | undefined, tx: Executor = this.db): Promise<ConversationViewRow | undefined> {
-    const { rows } = await this.list(appId, uid, { conversationId, conversationType: type }, { page: 1, perPage: 1 }, tx);
+  /**
+   * One conversation as `uid` sees it; undefined when they are not part of it or it is hidden.
+   * `content`: with its last message and other side, to render it (else those are null, for a
+   * check of access).
+   */
+  async get(
+    appId: string,
+    uid: string,
+    conversationId: string,
+    type: ReceiverType | undefined,
+    options: { content: boolean },
+    tx: Executor = this.db,
+  ): Promise<ConversationViewRow | undefined> {
+    const rows = await this.page(appId, uid, { conversationId, conversationType: type }, { page: 1, perPage: 1 }, options.content, tx);
     return rows[0];
+  }
+
+  private async page(
+    appId: string,
+    uid: string,
+    filter: ConversationFilter,
+    page: PageRequest,
+    content: boolean,
+    tx: Executor,
+  ): Promise<ConversationViewRow[]> {
+    const nothing = sql<null>`null`;
+    const rows = await this.visible(appId, uid, filter, tx)
+      .select(['m.conversation_id', 'm.conversation_type', 'm.with_id', 'm.scope', 'm.joined_at', 'm.created_at'])
+      .select(['c.updated_at', 'c.last_message_id', 's.tags', 's.cleared_message_id', 's.read_message_id'])
+      .select(sql<string>`(select count(*) from (${unreadMessages(tx, appId, uid).orderBy('um.id').limit(UNREAD_COUNT_CAP)}) as unread)`.as('unread'))
+      .select(
+        (content ? sql<unknown[] | null>`(select ${MESSAGE_ROW.select('lm')} from messages lm where lm.app_id = ${appId} and lm.id = c.last_message_id)` : nothing).as(
+          'last_message',
+        ),
+      )
+      .select(
+        (content
+          ? sql<unknown[] | null>`case when m.conversation_type = 'user' then (select ${USER_ROW.select('wu')} from users wu where wu.app_id = ${appId} and wu.uid = m.with_id) end`
+          : nothing
+        ).as('with_user'),
+      )
+      .select(
+        (content
+          ? sql<unknown[] | null>`case when m.conversation_type = 'group' then (select ${GROUP_ROW.select('wg')} from groups wg where wg.app_id = ${appId} and wg.guid = m.with_id) end`
+          : nothing
+        ).as('with_group'),
+      )
+      .orderBy('c.last_message_id', 'desc')
+      .orderBy('m.conversation_id')
+      .limit(page.perPage)
+      .offset(pageOffset(page))
+      .execute();
+    return rows.map(
+      (row): ConversationViewRow =>
+        extended(row, {
+          last_message: row.last_message ? MESSAGE_ROW.read(row.last_message) : null,
+          with_user: row.with_user ? USER_ROW.read(row.with_user) : null,
+          with_group: row.with_group ? GROUP_ROW.read(row.with_group) : null,
+        }) as ConversationViewRow,
+    );
   }
 
   private visible(appId: string, uid: string, filter: ConversationFilter, tx: Executor) {

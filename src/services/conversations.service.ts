@@ -90,14 +90,14 @@ export class ConversationsService {
   /** get-user-conversations / get-group-conversations. */
   async get(ctx: RequestContext, target: Target): Promise<Conversation> {
     const located = await this.locate(ctx, target);
-    const row = await this.visible(ctx, located, target);
+    const row = await this.visible(ctx, located, target, { content: true });
     return (await this.render(ctx, located.viewer, [row], { withTags: true, withEntityTags: false }))[0]!;
   }
 
   /** get-conversation (deprecated): by conversation id. */
   async getById(ctx: RequestContext, rawConversationId: string): Promise<Conversation> {
     const located = await this.locateById(ctx, rawConversationId);
-    const row = await this.visible(ctx, located);
+    const row = await this.visible(ctx, located, undefined, { content: true });
     return (await this.render(ctx, located.viewer, [row], { withTags: true, withEntityTags: false }))[0]!;
   }
 
@@ -109,7 +109,7 @@ export class ConversationsService {
       this.deps.db,
       'update_conversation',
       async (tx) => {
-        await this.visible(ctx, located, target, tx);
+        await this.visible(ctx, located, target, { content: false }, tx);
         await this.deps.states.setTags(ctx.appId, located.viewer, located.conversationId, tags, tx);
       },
       ctx.log,
@@ -145,7 +145,7 @@ export class ConversationsService {
       this.deps.db,
       permanently ? 'delete_conversation' : 'reset_conversation',
       async (tx) => {
-        const row = await this.visible(ctx, located, target, tx);
+        const row = await this.visible(ctx, located, target, { content: false }, tx);
         if (permanently) await this.deps.states.deleteWithMessages(ctx.appId, conversationId, located.type, tx);
         else await this.deps.states.clear(ctx.appId, viewer, conversationId, row.last_message_id!, tx);
       },
@@ -172,7 +172,7 @@ export class ConversationsService {
       this.deps.db,
       `mark_conversation_${kind}`,
       async (tx) => {
-        const row = await this.visible(ctx, located, target, tx);
+        const row = await this.visible(ctx, located, target, { content: false }, tx);
         if (messageId !== undefined) await this.requireMessageOf(ctx, messageId, conversationId, located.type, tx);
         const upTo = messageId ?? (kind === 'unread' ? null : row.last_message_id!);
         if (kind === 'unread') await this.deps.states.mark(ctx.appId, viewer, conversationId, { kind, messageId: upTo }, tx);
@@ -216,7 +216,7 @@ export class ConversationsService {
   /** A conversation id from a path: its type is the stored conversation's. */
   private async locateById(ctx: RequestContext, rawConversationId: string): Promise<Located> {
     const viewer = await this.viewer(ctx);
-    const row = await this.deps.states.get(ctx.appId, viewer, rawConversationId, undefined);
+    const row = await this.deps.states.get(ctx.appId, viewer, rawConversationId, undefined, { content: false });
     if (!row) throw notAccessible(viewer, rawConversationId);
     return { viewer, conversationId: row.conversation_id, type: row.conversation_type };
   }
@@ -225,8 +225,8 @@ export class ConversationsService {
    * The conversation as the viewer sees it, else ERR_CONVERSATION_NOT_ACCESSIBLE: not part of
    * it, no message yet, or cleared by them. A user that never existed is ERR_UID_NOT_FOUND.
    */
-  private async visible(ctx: RequestContext, located: Located, target?: Target, tx?: Executor): Promise<ConversationViewRow> {
-    const row = await this.deps.states.get(ctx.appId, located.viewer, located.conversationId, located.type, tx);
+  private async visible(ctx: RequestContext, located: Located, target: Target | undefined, content: { content: boolean }, tx?: Executor): Promise<ConversationViewRow> {
+    const row = await this.deps.states.get(ctx.appId, located.viewer, located.conversationId, located.type, content, tx);
     if (row) return row;
     if (target?.type === 'user') {
       const uid = normalizeId(target.id);
