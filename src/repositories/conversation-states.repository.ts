@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { ConversationStatesTable, MemberScope, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { extended } from '../domain/objects.js';
@@ -74,11 +74,10 @@ export class ConversationStatesRepository {
     page: PageRequest,
     tx: Executor = this.db,
   ): Promise<{ rows: ConversationViewRow[]; total: number }> {
+    const base = this.visible(appId, uid, filter, tx);
     const [rows, count] = await Promise.all([
-      this.page(appId, uid, filter, page, true, tx),
-      this.visible(appId, uid, filter, tx)
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .executeTakeFirstOrThrow(),
+      this.page(base, appId, uid, page, true, tx),
+      base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(count.n) };
   }
@@ -96,38 +95,34 @@ export class ConversationStatesRepository {
     options: { content: boolean },
     tx: Executor = this.db,
   ): Promise<ConversationViewRow | undefined> {
-    const rows = await this.page(appId, uid, { conversationId, conversationType: type }, { page: 1, perPage: 1 }, options.content, tx);
+    const base = this.visible(appId, uid, { conversationId, conversationType: type }, tx);
+    const rows = await this.page(base, appId, uid, { page: 1, perPage: 1 }, options.content, tx);
     return rows[0];
   }
 
+  /** A page of `base` (see visible), newest activity first; `content` as for get. */
   private async page(
+    base: ReturnType<ConversationStatesRepository['visible']>,
     appId: string,
     uid: string,
-    filter: ConversationFilter,
     page: PageRequest,
     content: boolean,
     tx: Executor,
   ): Promise<ConversationViewRow[]> {
-    const nothing = sql<null>`null`;
-    const rows = await this.visible(appId, uid, filter, tx)
+    const ifContent = (read: RawBuilder<unknown[] | null>) => (content ? read : sql<null>`null`);
+    const rows = await base
       .select(['m.conversation_id', 'm.conversation_type', 'm.with_id', 'm.scope', 'm.joined_at', 'm.created_at'])
       .select(['c.updated_at', 'c.last_message_id', 's.tags', 's.cleared_message_id', 's.read_message_id'])
       .select(sql<string>`(select count(*) from (${unreadMessages(tx, appId, uid).orderBy('um.id').limit(UNREAD_COUNT_CAP)}) as unread)`.as('unread'))
+      .select(ifContent(sql`(select ${MESSAGE_ROW.select('lm')} from messages lm where lm.app_id = ${appId} and lm.id = c.last_message_id)`).as('last_message'))
       .select(
-        (content ? sql<unknown[] | null>`(select ${MESSAGE_ROW.select('lm')} from messages lm where lm.app_id = ${appId} and lm.id = c.last_message_id)` : nothing).as(
-          'last_message',
-        ),
-      )
-      .select(
-        (content
-          ? sql<unknown[] | null>`case when m.conversation_type = 'user' then (select ${USER_ROW.select('wu')} from users wu where wu.app_id = ${appId} and wu.uid = m.with_id) end`
-          : nothing
+        ifContent(
+          sql`case when m.conversation_type = 'user' then (select ${USER_ROW.select('wu')} from users wu where wu.app_id = ${appId} and wu.uid = m.with_id) end`,
         ).as('with_user'),
       )
       .select(
-        (content
-          ? sql<unknown[] | null>`case when m.conversation_type = 'group' then (select ${GROUP_ROW.select('wg')} from groups wg where wg.app_id = ${appId} and wg.guid = m.with_id) end`
-          : nothing
+        ifContent(
+          sql`case when m.conversation_type = 'group' then (select ${GROUP_ROW.select('wg')} from groups wg where wg.app_id = ${appId} and wg.guid = m.with_id) end`,
         ).as('with_group'),
       )
       .orderBy('c.last_message_id', 'desc')

@@ -225,8 +225,14 @@ export class ConversationsService {
    * The conversation as the viewer sees it, else ERR_CONVERSATION_NOT_ACCESSIBLE: not part of
    * it, no message yet, or cleared by them. A user that never existed is ERR_UID_NOT_FOUND.
    */
-  private async visible(ctx: RequestContext, located: Located, target: Target | undefined, content: { content: boolean }, tx?: Executor): Promise<ConversationViewRow> {
-    const row = await this.deps.states.get(ctx.appId, located.viewer, located.conversationId, located.type, content, tx);
+  private async visible(
+    ctx: RequestContext,
+    located: Located,
+    target: Target | undefined,
+    options: { content: boolean },
+    tx?: Executor,
+  ): Promise<ConversationViewRow> {
+    const row = await this.deps.states.get(ctx.appId, located.viewer, located.conversationId, located.type, options, tx);
     if (row) return row;
     if (target?.type === 'user') {
       const uid = normalizeId(target.id);
