@@ -3,6 +3,7 @@ import { translated } from '../db/driver-errors.js';
 import type { GroupBansTable, GroupMembersTable, MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
+import { anyOfQuery } from './sql-helpers.js';
 import { DEEP_PAGE_OFFSET, type UserRow } from './users.repository.js';
 
 export type MemberRow = Selectable<GroupMembersTable>;
@@ -111,7 +112,7 @@ export class GroupMembersRepository {
     if (offset >= DEEP_PAGE_OFFSET && !filter.status) {
       let keys = tx.selectFrom('group_members as k').select('k.uid').where('k.app_id', '=', appId).where('k.guid', '=', guid);
       if (filter.scopes?.length) keys = keys.where('k.scope', 'in', filter.scopes);
-      query = query.where(sql<boolean>`m.uid = any(array(${keys.orderBy('k.uid').limit(page.perPage).offset(offset)}))`);
+      query = query.where('m.uid', '=', anyOfQuery(keys.orderBy('k.uid').limit(page.perPage).offset(offset)));
       const rows = await query.selectAll('u').select(['m.scope', 'm.joined_at']).orderBy('m.uid').execute();
       return rows as MemberWithUser[];
     }

@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Compilable, type RawBuilder } from 'kysely';
 
 /** Escapes LIKE wildcards so that user input matches literally. */
 export function escapeLike(value: string): string {
@@ -11,4 +11,13 @@ export function escapeLike(value: string): string {
  */
 export function anyOf(values: readonly string[]): RawBuilder<string> {
   return sql<string>`any(${values}::text[])`;
+}
+
+/**
+ * `any(array(<keys>))`, for `.where(column, '=', anyOfQuery(keys))`: the rows whose key a
+ * subquery gives (a deep page's keys, found in an index first). Not `in (<keys>)`: with that,
+ * the generic plan of the prepared statement hashes the keys and scans the whole table.
+ */
+export function anyOfQuery(keys: Compilable): RawBuilder<string> {
+  return sql<string>`any(array(${keys}))`;
 }

@@ -5,7 +5,7 @@ import type { DB, UsersTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { PageRequest } from '../domain/pagination.js';
 import { pageOffset } from '../domain/pagination.js';
-import { anyOf, escapeLike } from './sql-helpers.js';
+import { anyOf, anyOfQuery, escapeLike } from './sql-helpers.js';
 
 export type UserRow = Selectable<UsersTable>;
 
@@ -249,14 +249,13 @@ export class UsersRepository {
     // A deep page with only such filters skips its offset in the index alone (an index-only
     // scan: users_app_name includes name and deactivated_at), then reads its rows by key.
     // Shallow pages read their rows at once: there the lookups by key would cost more than the
-    // rows skipped. `= any(array(...))`, not `in (...)`: with the latter, the generic plan of
-    // the prepared statement hashes the page's uids and scans the whole table for them.
+    // rows skipped.
     const pageQuery = indexed && offset >= DEEP_PAGE_OFFSET
       ? tx
           .selectFrom('users')
           .selectAll()
           .where('app_id', '=', appId)
-          .where(sql<boolean>`uid = any(array(${query.select('uid').orderBy(NAME_ORDER).orderBy('uid').limit(page.perPage).offset(offset)}))`)
+          .where('uid', '=', anyOfQuery(query.select('uid').orderBy(NAME_ORDER).orderBy('uid').limit(page.perPage).offset(offset)))
       : query.selectAll().limit(page.perPage).offset(offset);
     const [rows, total] = await Promise.all([
       pageQuery.orderBy(NAME_ORDER).orderBy('uid').execute(),
