@@ -79,6 +79,7 @@ export function createServices(
     members: repositories.groupMembers,
     reactions: repositories.reactions,
     states: repositories.conversationStates,
+    blocks: repositories.blockedUsers,
     usersService: users,
   });
   // Action messages enter conversations through MessagesService: built after it, before the services that record them.

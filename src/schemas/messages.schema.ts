@@ -141,6 +141,7 @@ const listFields = {
   mentionedUids: Type.Optional(ListQuery(Type.String({ maxLength: 200 }), 'Only messages mentioning one of these uids.')),
   hasLinks: flag('Only messages whose text has a link (true) or none (false).'),
   mentionsWithTagInfo: flag('Includes the tags of mentioned users.'),
+  mentionsWithBlockedInfo: flag('With onBehalfOf: each mentioned user with blockedByMe and hasBlockedMe relative to that user.'),
   hasReactions: flag('Only messages with reactions (true) or none (false).'),
 };
 const viewerFields = {

@@ -9,6 +9,7 @@ import { cursorId, groupConversationId, MEDIA_TYPES, MESSAGE_TYPES, mentionedUid
 import { LIMITS, normalizeId, normalizeIds, normalizeTags } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
+import type { BlockedUsersRepository, BlockRelation } from '../repositories/blocked-users.repository.js';
 import type { ConversationStatesRepository } from '../repositories/conversation-states.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
@@ -20,7 +21,7 @@ import type { UserRow, UsersRepository } from '../repositories/users.repository.
 import { guidNotFound } from './group-members.service.js';
 import { loadReceipts, receiptsFrom, sourceReceipt, withReceipt } from './receipts.js';
 import { toGroup } from './groups.service.js';
-import { toUser, type UsersService } from './users.service.js';
+import { toUser, withBlockFields, type UsersService } from './users.service.js';
 
 export interface MessageDataInput {
   text?: string;
@@ -105,6 +106,7 @@ export interface ListMessagesInput {
   hasLinks?: boolean;
   hideMessagesFromBlockedUsers?: boolean;
   mentionsWithTagInfo?: boolean;
+  mentionsWithBlockedInfo?: boolean;
   hasReactions?: boolean;
   unread?: boolean;
   undelivered?: boolean;
@@ -152,6 +154,7 @@ export class MessagesService {
       reactions: ReactionsRepository;
       states: ConversationStatesRepository;
       batches: MessageBatchesRepository;
+      blocks: BlockedUsersRepository;
       usersService: UsersService;
     },
   ) {}
@@ -403,7 +406,7 @@ export class MessagesService {
     filter.conversationId = userConversationId(viewer, uid);
     filter.receiverType = 'user';
     // Receipts are the receiver's, marks the viewer's: both sides' states.
-    const conversation = versionable(filter) ? { id: filter.conversationId, stateUids: uids } : undefined;
+    const conversation = versionable(filter, input) ? { id: filter.conversationId, stateUids: uids } : undefined;
     return this.page(ctx, filter, input, { uids, conversation }, (page) => check(page.users));
   }
 
@@ -428,7 +431,7 @@ export class MessagesService {
     filter.receiverType = 'group';
     const reads: PageReads = viewer === undefined ? { guids: [guid] } : { uids: [viewer], guids: [guid], membership: { uid: viewer, guid } };
     // A group message's receipts and marks are the viewer's.
-    if (versionable(filter)) reads.conversation = { id: filter.conversationId, stateUids: viewer === undefined ? [] : [viewer] };
+    if (versionable(filter, input)) reads.conversation = { id: filter.conversationId, stateUids: viewer === undefined ? [] : [viewer] };
     return this.page(ctx, filter, input, reads, (page) =>
       check({
         sender: page.users.find((user) => user.uid === viewer),
@@ -458,6 +461,7 @@ export class MessagesService {
     const needsViewer = (field: string) => badRequest({ [field]: 'needs the onBehalfOf header' });
     if (input.myMentionsOnly && viewer === undefined) throw needsViewer('myMentionsOnly');
     if (input.hideMessagesFromBlockedUsers && viewer === undefined) throw needsViewer('hideMessagesFromBlockedUsers');
+    if (input.mentionsWithBlockedInfo && viewer === undefined) throw needsViewer('mentionsWithBlockedInfo');
     if (input.unread && viewer === undefined) throw needsViewer('unread');
     if (input.undelivered && viewer === undefined) throw needsViewer('undelivered');
     if (input.hideDeleted && input.onlyDeleted) throw badRequest({ onlyDeleted: 'cannot be combined with hideDeleted' });
@@ -522,7 +526,8 @@ export class MessagesService {
     };
     const { page: read, versioned } = await this.deps.messages.readPage(ctx.appId, filter, cursor, extended(reads, { viewer: ctx.onBehalfOf }));
     check?.(read);
-    const data = await this.render(ctx, read.rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, read });
+    const mentionBlocks = input.mentionsWithBlockedInfo ? await this.mentionBlocks(ctx, read.rows) : undefined;
+    const data = await this.render(ctx, read.rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, mentionBlocks, read });
     const meta: MessageListMeta = { current: { limit: cursor.limit, count: data.length } };
     const first = data[0];
     const last = data[data.length - 1];
@@ -531,6 +536,12 @@ export class MessagesService {
       meta.next = { affix: 'append', id: last.id, sentAt: last.sentAt };
     }
     return { page: { data, meta }, versioned };
+  }
+
+  /** mentionsWithBlockedInfo: the blocks between the onBehalfOf user and the users these messages mention, in one read. */
+  private async mentionBlocks(ctx: RequestContext, rows: MessageRow[]): Promise<Map<string, BlockRelation>> {
+    const uids = new Set(rows.flatMap((row) => row.mentioned_uids));
+    return this.deps.blocks.relations(ctx.appId, ctx.onBehalfOf!, [...uids]);
   }
 
   /**
@@ -545,6 +556,7 @@ export class MessagesService {
     options: {
       withTags: boolean;
       mentionsWithTagInfo?: boolean;
+      mentionBlocks?: Map<string, BlockRelation>;
       known?: { users: UserRow[]; groups: GroupRow[] };
       justStored?: boolean;
       read?: { users: UserRow[]; groups: GroupRow[]; reactions: Map<string, ReactionCount[]>; states: ConversationStateRow[] };
@@ -586,10 +598,10 @@ export class MessagesService {
  * Whether a conversation's page can be versioned by its conversation (see
  * MessagesRepository.pageVersion): all its filters read the conversation's messages, their
  * reactions and the viewer's marks, except hiding the senders the viewer blocked, which reads
- * their blocks; such a page is read each time.
+ * their blocks, as mentionsWithBlockedInfo does; such a page is read each time.
  */
-function versionable(filter: MessageFilter): filter is MessageFilter & { conversationId: string } {
-  return filter.conversationId !== undefined && filter.hideSendersBlockedBy === undefined && filter.visibleTo === undefined;
+function versionable(filter: MessageFilter, input: ListMessagesInput): filter is MessageFilter & { conversationId: string } {
+  return filter.conversationId !== undefined && filter.hideSendersBlockedBy === undefined && filter.visibleTo === undefined && !input.mentionsWithBlockedInfo;
 }
 
 /** The sender of `facts` exists and is active. */
@@ -702,7 +714,7 @@ export function toMessage(
   row: MessageRow,
   users: Map<string, UserRow>,
   groups: Map<string, GroupRow>,
-  options: { withTags: boolean; mentionsWithTagInfo?: boolean; shareEntities?: boolean },
+  options: { withTags: boolean; mentionsWithTagInfo?: boolean; mentionBlocks?: Map<string, BlockRelation>; shareEntities?: boolean },
   reactions: ReactionCount[] = [],
 ): Message {
   const stored = (row.data ?? {}) as Record<string, unknown>;
@@ -722,7 +734,10 @@ export function toMessage(
   const mentions: Record<string, unknown> = {};
   for (const uid of row.mentioned_uids) {
     const user = users.get(uid);
-    if (user) mentions[uid] = toUser(user, { withTags: options.mentionsWithTagInfo ?? false });
+    if (!user) continue;
+    const mentioned = toUser(user, { withTags: options.mentionsWithTagInfo ?? false });
+    // mentionsWithBlockedInfo: blockedByMe and hasBlockedMe relative to the viewer, as on get-user.
+    mentions[uid] = options.mentionBlocks ? withBlockFields(mentioned, options.mentionBlocks.get(uid)) : mentioned;
   }
   if (Object.keys(mentions).length) data.mentions = mentions;
   // In data, as the vendor's reaction examples show; reactedByMe only when true.

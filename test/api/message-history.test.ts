@@ -138,6 +138,51 @@ describe('list-all-messages', () => {
     assert.equal(tagged.data.mentions[carol!].uid, carol);
   });
 
+  it('mentionsWithBlockedInfo: mentioned users with their blocks relative to onBehalfOf, on the three lists', async () => {
+    const [alice, bob, carol, dave] = await uids(4);
+    const group = await newGroup(t, t.appA, { members: { participants: [bob] } }, alice);
+    const text = `hi <@uid:${carol}> and <@uid:${dave}>`;
+    const direct = await send(alice!, bob!, { text });
+    await send(alice!, group.guid, { text }, { receiverType: 'group' });
+    const block = (app: typeof t.appA, uid: string, blocked: string, method: 'POST' | 'DELETE' = 'POST') =>
+      t.call(app, `/v3/users/${uid}/blockedusers`, { method, body: { blockedUids: [blocked] } }).then((r) => assert.equal(r.statusCode, 200, r.body));
+    await block(t.appA, alice!, carol!);
+    await block(t.appA, dave!, alice!);
+    // The same uids in another app, blocked the other way there: never seen from app A.
+    for (const uid of [alice!, carol!]) await t.call(t.appB, '/v3/users', { method: 'POST', body: { uid, name: uid } });
+    await block(t.appB, carol!, alice!);
+    const mentions = async (url: string, query: Record<string, string>, onBehalfOf: string) => {
+      const response = await list(url, query, onBehalfOf);
+      assert.equal(response.statusCode, 200, response.body);
+      // The newest: a group's page begins with the action message of its members being added.
+      return body(response).data.at(-1).data.mentions;
+    };
+    const lists: Array<[string, Record<string, string>]> = [
+      [`/v3/users/${bob}/messages`, {}],
+      [`/v3/groups/${group.guid}/messages`, {}],
+      ['/v3/messages', { conversationId: direct.conversationId }],
+    ];
+    for (const [url, query] of lists) {
+      const plain = await mentions(url, query, alice!);
+      assert.equal(plain[carol!].blockedByMe, undefined, `${url}: only when asked`);
+      const shown = await mentions(url, { ...query, mentionsWithBlockedInfo: 'true' }, alice!);
+      assert.equal(shown[carol!].blockedByMe, true, url);
+      assert.equal(shown[carol!].hasBlockedMe, false, url);
+      assert.equal(typeof shown[carol!].blockedByMeAt, 'number', url);
+      assert.equal(shown[dave!].blockedByMe, false, url);
+      assert.equal(shown[dave!].hasBlockedMe, true, url);
+      assert.equal(shown[dave!].name, plain[dave!].name);
+    }
+    // Relative to the viewer: bob has no blocks with either.
+    const bobs = await mentions(`/v3/users/${alice}/messages`, { mentionsWithBlockedInfo: 'true' }, bob!);
+    assert.deepEqual([bobs[carol!].blockedByMe, bobs[carol!].hasBlockedMe, bobs[dave!].hasBlockedMe], [false, false, false]);
+    // A block that changes shows on the next read of the same page.
+    await block(t.appA, alice!, carol!, 'DELETE');
+    const after = await mentions(`/v3/users/${bob}/messages`, { mentionsWithBlockedInfo: 'true' }, alice!);
+    assert.equal(after[carol!].blockedByMe, false);
+    assert.equal(errorCode(await list('/v3/messages', { mentionsWithBlockedInfo: 'true' })), 'ERR_BAD_REQUEST', 'needs onBehalfOf');
+  });
+
   it('scopes the list to the onBehalfOf user’s conversations', async () => {
     const [alice, bob, carol, dave] = await uids(4);
     const group = await newGroup(t, t.appA, { members: { participants: [carol] } }, bob);
