@@ -84,7 +84,7 @@ export function createServices(
   });
   // Action messages enter conversations through MessagesService: built after it, before the services that record them.
   const actions = new ActionMessages({ messages, users: repositories.users, groups: repositories.groups });
-  const groupMembers = new GroupMembersService({ ...groupDeps, actions });
+  const groupMembers = new GroupMembersService({ ...groupDeps, blocks: repositories.blockedUsers, actions });
   const groups = new GroupsService({ ...groupDeps, membersService: groupMembers });
   const messageEdits = new MessageEditsService({
     db,

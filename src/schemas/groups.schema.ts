@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { LIMITS } from '../domain/normalize.js';
 import { Data, DataWithMeta, Id, JsonObject, ListQuery, PageQuery, PaginationMeta, SuccessMessage, Tags, UnixTime, UnixTimeInput, Url } from './common.schema.js';
 import { Message } from './messages.schema.js';
-import { User } from './users.schema.js';
+import { User, ViewerConversation } from './users.schema.js';
 
 const GroupTypeSchema = Type.Union([Type.Literal('public'), Type.Literal('private'), Type.Literal('password')], {
   description: 'public: anyone may join; password: joining needs the password; private: members must be added.',
@@ -134,10 +134,10 @@ export const ListMembersQuery = Type.Object({
 
 export const ChangeScopeBody = Type.Object({ scope: Type.Optional(Type.Union([ScopeSchema], { default: 'participant' })) });
 
-export const Member = Type.Composite([User, Type.Object({ scope: ScopeSchema, joinedAt: UnixTime('When the user joined.') })], {
+export const Member = Type.Composite([User, Type.Object({ scope: ScopeSchema, joinedAt: UnixTime('When the user joined.'), ...ViewerConversation })], {
   description: 'A member: the user and their scope.',
 });
-export const BannedUser = Type.Composite([User, Type.Object({ bannedAt: UnixTime('When the user was banned.') })]);
+export const BannedUser = Type.Composite([User, Type.Object({ bannedAt: UnixTime('When the user was banned.'), ...ViewerConversation })]);
 
 export const GroupResponse = Data(Group);
 export const GroupListResponse = DataWithMeta(Type.Array(Group), PaginationMeta);

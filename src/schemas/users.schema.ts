@@ -94,8 +94,13 @@ export const ReactivateUsersBody = Type.Object({
   uidsToActivate: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: LIMITS.bulkUids }),
 });
 
+/** On lists of users read with onBehalfOf: that user's 1:1 conversation with each listed one. */
+export const ViewerConversation = {
+  conversationId: Type.Optional(Type.String({ description: 'With onBehalfOf: the 1:1 conversation between that user and this one, <uidA>_user_<uidB>.' })),
+};
+
 export const UserResponse = Data(User);
-export const UserListResponse = DataWithMeta(Type.Array(User), PaginationMeta);
+export const UserListResponse = DataWithMeta(Type.Array(Type.Composite([User, Type.Object(ViewerConversation)])), PaginationMeta);
 export const DeleteUserResponse = Data(SuccessMessage);
 export const DeactivateUsersResponse = Data(Type.Object({ deactivatedUids: Type.Array(Type.String()) }));
 export const ReactivateUsersResponse = Data(Type.Object({ nonDeactivatedUids: Type.Array(Type.String()) }));

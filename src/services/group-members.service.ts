@@ -8,6 +8,7 @@ import { extended } from '../domain/objects.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
 import { verifyPassword } from '../domain/passwords.js';
 import { toUnix } from '../domain/time.js';
+import type { BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
@@ -15,7 +16,7 @@ import type { ActionMessages, GroupMemberEvent } from './action-messages.js';
 import { groupActor, rankOf, requireRank, SCOPE_RANK, type GroupActor } from './group-access.js';
 import type { Message } from './messages.service.js';
 import type { RbacService } from './rbac.service.js';
-import { toUser, type User, type UsersService } from './users.service.js';
+import { toUser, withBlockFields, withViewerConversation, type User, type UsersService } from './users.service.js';
 
 /** The four arrays of an add-members call (and of create-group's inline `members`). */
 export const MEMBER_BUCKETS = ['admins', 'moderators', 'participants', 'usersToBan'] as const;
@@ -59,6 +60,7 @@ export class GroupMembersService {
       groups: GroupsRepository;
       members: GroupMembersRepository;
       users: UsersRepository;
+      blocks: BlockedUsersRepository;
       usersService: UsersService;
       rbac: RbacService;
       actions: ActionMessages;
@@ -207,6 +209,8 @@ export class GroupMembersService {
     query: PageRequest & { scopes?: MemberScope[]; status?: string },
   ): Promise<{ data: Member[]; meta: PageMeta }> {
     const guid = normalizeId(rawGuid);
+    // With onBehalfOf, each member names that user's conversation with them: the user must exist.
+    await this.deps.usersService.requireActor(ctx);
     const group = await this.requireGroup(ctx, guid);
     const filter = { scopes: query.scopes, status: query.status };
     const page = { page: query.page, perPage: query.perPage };
@@ -216,7 +220,9 @@ export class GroupMembersService {
       unfiltered ? Promise.resolve(group.members_count) : this.deps.members.count(ctx.appId, guid, filter),
     ]);
     return {
-      data: rows.map((row) => extended(toUser(row, { withTags: false }), { scope: row.scope, joinedAt: toUnix(row.joined_at) })),
+      data: rows.map((row) =>
+        withViewerConversation(extended(toUser(row, { withTags: false }), { scope: row.scope, joinedAt: toUnix(row.joined_at) }), ctx.onBehalfOf),
+      ),
       meta: pageMeta(page, total, rows.length),
     };
   }
@@ -345,10 +351,18 @@ export class GroupMembersService {
 
   async listBanned(ctx: RequestContext, rawGuid: string, page: PageRequest): Promise<{ data: Array<User & { bannedAt: number }>; meta: PageMeta }> {
     const guid = normalizeId(rawGuid);
+    await this.deps.usersService.requireActor(ctx);
     await this.requireGroup(ctx, guid);
     const { rows, total } = await this.deps.members.listBanned(ctx.appId, guid, page);
+    // With onBehalfOf, each banned user as that user sees them: blocks and their conversation.
+    const viewer = ctx.onBehalfOf;
+    const relations = viewer === undefined ? undefined : await this.deps.blocks.relations(ctx.appId, viewer, rows.map((row) => row.uid));
     return {
-      data: rows.map((row) => extended(toUser(row, { withTags: false }), { bannedAt: toUnix(row.banned_at) })),
+      data: rows.map((row) => {
+        const user = toUser(row, { withTags: false });
+        const seen = relations ? withBlockFields(user, relations.get(row.uid)) : user;
+        return withViewerConversation(extended(seen, { bannedAt: toUnix(row.banned_at) }), viewer);
+      }),
       meta: pageMeta(page, total, rows.length),
     };
   }

@@ -3,8 +3,10 @@ import { UniqueViolation } from '../db/driver-errors.js';
 import type { DB } from '../db/schema.js';
 import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
+import { userConversationId } from '../domain/conversation-id.js';
 import { AppError } from '../domain/errors.js';
 import { metadataJson, normalizeId, normalizeIds, normalizeTags } from '../domain/normalize.js';
+import { extended } from '../domain/objects.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { BlockedUsersRepository, BlockRelation } from '../repositories/blocked-users.repository.js';
@@ -129,7 +131,7 @@ export class UsersService {
     return {
       data: rows.map((row) => {
         const user = toUser(row, { withTags: input.withTags ?? false });
-        return relations ? withBlockFields(user, relations.get(row.uid)) : user;
+        return withViewerConversation(relations ? withBlockFields(user, relations.get(row.uid)) : user, ctx.onBehalfOf);
       }),
       meta: pageMeta(page, total, rows.length),
     };
@@ -237,6 +239,12 @@ export function withBlockFields(user: User, relation: BlockRelation | undefined)
   const blockedAt = relation?.blockedByMeAt ?? relation?.hasBlockedMeAt;
   if (blockedAt) user.blockedAt = toUnix(blockedAt);
   return user;
+}
+
+/** With a viewer (onBehalfOf), a listed user also names the viewer's 1:1 conversation with them. */
+export function withViewerConversation<T extends User>(user: T, viewer: string | undefined): T & { conversationId?: string } {
+  if (viewer === undefined) return user;
+  return extended(user, { conversationId: userConversationId(viewer, user.uid) }) as T & { conversationId: string };
 }
 
 export function publicMetadata(metadata: unknown): Record<string, unknown> | undefined {

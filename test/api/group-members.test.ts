@@ -190,6 +190,15 @@ describe('list-group-members', () => {
     assert.equal(body(await t.call(t.appA, `/v3/groups/${g.guid}/members`, { query: { status: 'available' } })).data.length, 0);
   });
 
+  it("with onBehalfOf, names that user's conversation with each member; refuses an unknown one", async () => {
+    const g = await staffedGroup();
+    const members = body(await t.call(t.appA, `/v3/groups/${g.guid}/members`, { onBehalfOf: g.p1 })).data;
+    assert.equal(members.length, 5);
+    for (const m of members) assert.equal(m.conversationId, [m.uid, g.p1].sort().join('_user_'), m.uid);
+    assert.ok(body(await t.call(t.appA, `/v3/groups/${g.guid}/members`)).data.every((m: any) => m.conversationId === undefined), 'only with onBehalfOf');
+    assert.equal(errorCode(await t.call(t.appA, `/v3/groups/${g.guid}/members`, { onBehalfOf: uniqueId() })), 'ERR_UID_NOT_FOUND');
+  });
+
   it('refuses unknown scopes and answers ERR_GUID_NOT_FOUND across apps', async () => {
     const g = await staffedGroup();
     assert.equal(errorCode(await t.call(t.appA, `/v3/groups/${g.guid}/members`, { query: { scopes: 'owner' } })), 'ERR_BAD_REQUEST');
@@ -293,7 +302,18 @@ describe('banned users', () => {
     const listed = body(await t.call(t.appA, `/v3/groups/${g.guid}/bannedusers`));
     assert.deepEqual(new Set(listed.data.map((u: any) => u.uid)), new Set([g.p1, stranger]));
     assert.equal(listed.meta.pagination.total, 2);
-    assert.ok(listed.data.every((u: any) => typeof u.bannedAt === 'number'));
+    assert.ok(listed.data.every((u: any) => typeof u.bannedAt === 'number' && u.conversationId === undefined));
+    // With onBehalfOf: as that user sees each one, their blocks and their conversation.
+    const blocked = await t.call(t.appA, `/v3/users/${g.owner}/blockedusers`, { method: 'POST', body: { blockedUids: [stranger] } });
+    assert.equal(blocked.statusCode, 200, blocked.body);
+    const seen = body(await t.call(t.appA, `/v3/groups/${g.guid}/bannedusers`, { onBehalfOf: g.owner })).data;
+    assert.deepEqual(seen.map((u: any) => u.conversationId).sort(), [g.p1, stranger!].map((uid) => [uid, g.owner].sort().join('_user_')).sort());
+    const byUid = Object.fromEntries(seen.map((u: any) => [u.uid, u]));
+    assert.deepEqual([byUid[stranger!].blockedByMe, byUid[stranger!].hasBlockedMe, typeof byUid[stranger!].blockedAt], [true, false, 'number']);
+    assert.deepEqual([byUid[g.p1].blockedByMe, byUid[g.p1].hasBlockedMe, byUid[g.p1].blockedAt], [false, false, undefined]);
+    const plain = body(await t.call(t.appA, `/v3/groups/${g.guid}/bannedusers`)).data;
+    assert.ok(plain.every((u: any) => u.blockedByMe === undefined && u.conversationId === undefined), 'only with onBehalfOf');
+    assert.equal(errorCode(await t.call(t.appA, `/v3/groups/${g.guid}/bannedusers`, { onBehalfOf: uniqueId() })), 'ERR_UID_NOT_FOUND');
     const lifted = await unban(g.guid, g.p1);
     assert.equal(lifted.statusCode, 200, lifted.body);
     assert.equal(body(await t.call(t.appA, `/v3/groups/${g.guid}/bannedusers`)).data.length, 1);

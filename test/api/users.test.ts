@@ -197,6 +197,21 @@ describe('list-users', () => {
     assert.equal(result.data[0].tags, undefined, 'tags only withTags');
   });
 
+  it("with onBehalfOf, names that user's conversation with each listed user; refuses an unknown one", async () => {
+    const viewer = made[1]!.uid as string;
+    const seen = await t.call(t.appA, '/v3/users', { query: { searchKey: prefix }, onBehalfOf: viewer });
+    assert.equal(seen.statusCode, 200, seen.body);
+    const ids = Object.fromEntries(body(seen).data.map((u: any) => [u.uid, u.conversationId]));
+    // <uidA>_user_<uidB>, the uids in byte order, whichever is the viewer.
+    assert.deepEqual(ids, {
+      [`${prefix}-a`]: `${prefix}-a_user_${prefix}-a`,
+      [`${prefix}-b`]: `${prefix}-a_user_${prefix}-b`,
+      [`${prefix}-c`]: `${prefix}-a_user_${prefix}-c`,
+    });
+    assert.ok((await list({ searchKey: prefix })).data.every((u: any) => u.conversationId === undefined), 'only with onBehalfOf');
+    assert.equal(errorCode(await t.call(t.appA, '/v3/users', { query: { searchKey: prefix }, onBehalfOf: uniqueId() })), 'ERR_UID_NOT_FOUND');
+  });
+
   it('pages with perPage and page', async () => {
     const first = await list({ searchKey: prefix, perPage: '2', page: '1' });
     const second = await list({ searchKey: prefix, perPage: '2', page: '2' });
