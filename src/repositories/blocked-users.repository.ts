@@ -1,5 +1,6 @@
 import type { Executor } from '../db/transaction.js';
 import type { PageRequest } from '../domain/pagination.js';
+import { anyOf } from './sql-helpers.js';
 import { listUsersIn, type UserRow } from './users.repository.js';
 
 /** How a user and a viewer block each other: when each did, if they did. */
@@ -39,8 +40,8 @@ export class BlockedUsersRepository {
       .where('app_id', '=', appId)
       .where((eb) =>
         eb.or([
-          eb.and([eb('uid', '=', viewer), eb('blocked_uid', 'in', uids)]),
-          eb.and([eb('blocked_uid', '=', viewer), eb('uid', 'in', uids)]),
+          eb.and([eb('uid', '=', viewer), eb('blocked_uid', '=', anyOf(uids))]),
+          eb.and([eb('blocked_uid', '=', viewer), eb('uid', '=', anyOf(uids))]),
         ]),
       )
       .execute();
