@@ -4,9 +4,9 @@ import type { Executor } from '../db/transaction.js';
 import { extended } from '../domain/objects.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
 import type { GroupRow } from './groups.repository.js';
-import { GROUP_ROW, MESSAGE_ROW, USER_ROW, type MessageRow } from './messages.repository.js';
+import { GROUP_ROW, MESSAGE_ROW, type MessageRow } from './messages.repository.js';
 import { escapeLike } from './sql-helpers.js';
-import type { UserRow } from './users.repository.js';
+import { USER_ROW, type UserRow } from './users.repository.js';
 
 export type ConversationStateRow = Selectable<ConversationStatesTable>;
 

@@ -6,8 +6,9 @@ import type { Engine } from '../db/database.js';
 import type { DB, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { GroupRow } from './groups.repository.js';
-import { GROUP_ROW, USER_ROW, type MessageRow, type NewMessage, type SendFacts } from './messages.repository.js';
+import { GROUP_ROW, type MessageRow, type NewMessage, type SendFacts } from './messages.repository.js';
 import { anyOf } from './sql-helpers.js';
+import { USER_ROW } from './users.repository.js';
 
 /** A message to insert in bulk (an imported one), with its muid, place in the history and receipts. */
 export interface BulkMessage extends Omit<NewMessage, 'parentId' | 'muid'> {

@@ -9,7 +9,7 @@ import type { GroupRow } from './groups.repository.js';
 import { jsonRowCodec } from './json-rows.js';
 import type { ReactionCount } from './reactions.repository.js';
 import { escapeLike } from './sql-helpers.js';
-import type { UserRow } from './users.repository.js';
+import { USER_ROW, type UserRow } from './users.repository.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 
@@ -145,11 +145,6 @@ export const MESSAGE_ROW = jsonRowCodec<MessageRow>({
   category: 'value', type: 'value', data: 'value', tags: 'value', mentioned_uids: 'value', muid: 'value', parent_id: 'bigint',
   reply_count: 'value', sent_at: 'timestamp', updated_at: 'timestamp', edited_at: 'timestamp', edited_by: 'value',
   deleted_at: 'timestamp', deleted_by: 'value', delivered_at: 'timestamp', read_at: 'timestamp',
-});
-export const USER_ROW = jsonRowCodec<UserRow>({
-  app_id: 'value', uid: 'value', name: 'value', avatar: 'value', link: 'value', role: 'value', status_message: 'value',
-  metadata: 'value', tags: 'value', status: 'value', created_at: 'timestamp', updated_at: 'timestamp',
-  last_active_at: 'timestamp', deactivated_at: 'timestamp',
 });
 export const GROUP_ROW = jsonRowCodec<GroupRow>({
   app_id: 'value', guid: 'value', name: 'value', type: 'value', password_hash: 'value', icon: 'value', description: 'value',
