@@ -113,10 +113,10 @@ export class GroupMembersRepository {
       let keys = tx.selectFrom('group_members as k').select('k.uid').where('k.app_id', '=', appId).where('k.guid', '=', guid);
       if (filter.scopes?.length) keys = keys.where('k.scope', 'in', filter.scopes);
       query = query.where('m.uid', '=', anyOfQuery(keys.orderBy('k.uid').limit(page.perPage).offset(offset)));
-      const rows = await query.selectAll('u').select(['m.scope', 'm.joined_at']).orderBy('m.uid').execute();
-      return rows as MemberWithUser[];
+    } else {
+      query = query.limit(page.perPage).offset(offset);
     }
-    const rows = await query.selectAll('u').select(['m.scope', 'm.joined_at']).orderBy('m.uid').limit(page.perPage).offset(offset).execute();
+    const rows = await query.selectAll('u').select(['m.scope', 'm.joined_at']).orderBy('m.uid').execute();
     return rows as MemberWithUser[];
   }
 
