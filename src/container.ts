@@ -79,12 +79,11 @@ export function createServices(
     members: repositories.groupMembers,
     reactions: repositories.reactions,
     states: repositories.conversationStates,
-    blocks: repositories.blockedUsers,
     usersService: users,
   });
   // Action messages enter conversations through MessagesService: built after it, before the services that record them.
   const actions = new ActionMessages({ messages, users: repositories.users, groups: repositories.groups });
-  const groupMembers = new GroupMembersService({ ...groupDeps, blocks: repositories.blockedUsers, actions });
+  const groupMembers = new GroupMembersService({ ...groupDeps, actions });
   const groups = new GroupsService({ ...groupDeps, membersService: groupMembers });
   const messageEdits = new MessageEditsService({
     db,

@@ -8,7 +8,6 @@ import { extended } from '../domain/objects.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
 import { verifyPassword } from '../domain/passwords.js';
 import { toUnix } from '../domain/time.js';
-import type { BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
@@ -60,7 +59,6 @@ export class GroupMembersService {
       groups: GroupsRepository;
       members: GroupMembersRepository;
       users: UsersRepository;
-      blocks: BlockedUsersRepository;
       usersService: UsersService;
       rbac: RbacService;
       actions: ActionMessages;
@@ -355,13 +353,12 @@ export class GroupMembersService {
     await this.requireGroup(ctx, guid);
     const { rows, total } = await this.deps.members.listBanned(ctx.appId, guid, page);
     // With onBehalfOf, each banned user as that user sees them: blocks and their conversation.
-    const viewer = ctx.onBehalfOf;
-    const relations = viewer === undefined ? undefined : await this.deps.blocks.relations(ctx.appId, viewer, rows.map((row) => row.uid));
+    const relations = await this.deps.usersService.blockRelations(ctx, rows.map((row) => row.uid));
     return {
       data: rows.map((row) => {
         const user = toUser(row, { withTags: false });
         const seen = relations ? withBlockFields(user, relations.get(row.uid)) : user;
-        return withViewerConversation(extended(seen, { bannedAt: toUnix(row.banned_at) }), viewer);
+        return withViewerConversation(extended(seen, { bannedAt: toUnix(row.banned_at) }), ctx.onBehalfOf);
       }),
       meta: pageMeta(page, total, rows.length),
     };

@@ -9,7 +9,7 @@ import { cursorId, groupConversationId, MEDIA_TYPES, MESSAGE_TYPES, mentionedUid
 import { LIMITS, normalizeId, normalizeIds, normalizeTags } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
-import type { BlockedUsersRepository, BlockRelation } from '../repositories/blocked-users.repository.js';
+import type { BlockRelation } from '../repositories/blocked-users.repository.js';
 import type { ConversationStatesRepository } from '../repositories/conversation-states.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
@@ -154,7 +154,6 @@ export class MessagesService {
       reactions: ReactionsRepository;
       states: ConversationStatesRepository;
       batches: MessageBatchesRepository;
-      blocks: BlockedUsersRepository;
       usersService: UsersService;
     },
   ) {}
@@ -539,9 +538,8 @@ export class MessagesService {
   }
 
   /** mentionsWithBlockedInfo: the blocks between the onBehalfOf user and the users these messages mention, in one read. */
-  private async mentionBlocks(ctx: RequestContext, rows: MessageRow[]): Promise<Map<string, BlockRelation>> {
-    const uids = new Set(rows.flatMap((row) => row.mentioned_uids));
-    return this.deps.blocks.relations(ctx.appId, ctx.onBehalfOf!, [...uids]);
+  private async mentionBlocks(ctx: RequestContext, rows: MessageRow[]): Promise<Map<string, BlockRelation> | undefined> {
+    return this.deps.usersService.blockRelations(ctx, [...new Set(rows.flatMap((row) => row.mentioned_uids))]);
   }
 
   /**

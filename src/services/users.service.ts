@@ -127,7 +127,7 @@ export class UsersService {
     await this.requireActor(ctx);
     const page = { page: input.page, perPage: input.perPage };
     const { rows, total } = await this.deps.users.list(ctx.appId, filter, page);
-    const relations = await this.blockRelations(ctx, rows);
+    const relations = await this.blockRelations(ctx, rows.map((row) => row.uid));
     return {
       data: rows.map((row) => {
         const user = toUser(row, { withTags: input.withTags ?? false });
@@ -140,15 +140,15 @@ export class UsersService {
   async get(ctx: RequestContext, rawUid: string): Promise<User> {
     await this.requireActor(ctx);
     const row = await this.requireActive(ctx, rawUid);
-    const relations = await this.blockRelations(ctx, [row]);
+    const relations = await this.blockRelations(ctx, [row.uid]);
     const user = toUser(row, { withTags: true });
     return relations ? withBlockFields(user, relations.get(row.uid)) : user;
   }
 
   /** With onBehalfOf: how that user and each of these block each other, in one query. */
-  private async blockRelations(ctx: RequestContext, rows: UserRow[]): Promise<Map<string, BlockRelation> | undefined> {
+  async blockRelations(ctx: RequestContext, uids: string[]): Promise<Map<string, BlockRelation> | undefined> {
     if (ctx.onBehalfOf === undefined) return undefined;
-    return this.deps.blocks.relations(ctx.appId, ctx.onBehalfOf, rows.map((row) => row.uid));
+    return this.deps.blocks.relations(ctx.appId, ctx.onBehalfOf, uids);
   }
 
   async update(ctx: RequestContext, rawUid: string, input: UpdateUserInput): Promise<User> {
