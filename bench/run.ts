@@ -25,11 +25,13 @@ const { values } = parseArgs({
     users: { type: 'string', default: '100000' },
     history: { type: 'string', default: '1000,1000000' },
     'import-messages': { type: 'string', default: '1000000' },
+    // e.g. `--connections 64` to measure one concurrency of the targets only.
+    connections: { type: 'string', default: '16,64' },
   },
 });
 const duration = Number(values.duration);
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const CONCURRENCIES = [16, 64];
+const CONCURRENCIES = values.connections!.split(',').filter(Boolean).map(Number);
 
 interface Row {
   scenario: string;
