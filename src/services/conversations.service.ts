@@ -14,7 +14,7 @@ import type { ConversationFilter, ConversationStatesRepository, ConversationView
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
-import { guidNotFound } from './group-members.service.js';
+import { guidNotFound } from './group-access.js';
 import { toGroup } from './groups.service.js';
 import type { Message, MessagesService } from './messages.service.js';
 import { toUser, withBlockFields, type UsersService } from './users.service.js';

@@ -1,4 +1,4 @@
-import type { GroupRow } from '../repositories/groups.repository.js';
+import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { GroupMembersRepository, MemberRow } from '../repositories/group-members.repository.js';
 import type { MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
@@ -38,6 +38,26 @@ export async function groupActor(
   if (onBehalfOf === undefined) return { uid: undefined, rank: APP_RANK, membership: undefined };
   const membership = await members.get(appId, group.guid, onBehalfOf, tx);
   return { uid: onBehalfOf, rank: rankOf(group, onBehalfOf, membership), membership };
+}
+
+/**
+ * The group, locked until the transaction ends (ERR_GUID_NOT_FOUND when there is none), and the
+ * actor of the request on it: the start of every change to a group or its members.
+ */
+export async function lockGroupForActor(
+  repositories: { groups: GroupsRepository; members: GroupMembersRepository },
+  appId: string,
+  guid: string,
+  onBehalfOf: string | undefined,
+  tx: Executor,
+): Promise<{ group: GroupRow; actor: GroupActor }> {
+  const group = await repositories.groups.getForUpdate(appId, guid, tx);
+  if (!group) throw guidNotFound(guid);
+  return { group, actor: await groupActor(repositories.members, appId, group, onBehalfOf, tx) };
+}
+
+export function guidNotFound(guid: string): AppError {
+  return new AppError('ERR_GUID_NOT_FOUND', { params: { guid } });
 }
 
 /** The actor must be a member of the group, with at least `scope`. */

@@ -12,7 +12,7 @@ import type { GroupMembersRepository } from '../repositories/group-members.repos
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import type { ActionMessages, GroupMemberEvent } from './action-messages.js';
-import { groupActor, rankOf, requireRank, SCOPE_RANK, type GroupActor } from './group-access.js';
+import { groupActor, guidNotFound, lockGroupForActor, rankOf, requireRank, SCOPE_RANK, type GroupActor } from './group-access.js';
 import type { Message } from './messages.service.js';
 import type { RbacService } from './rbac.service.js';
 import { toUser, withBlockFields, withViewerConversation, type User, type UsersService } from './users.service.js';
@@ -238,9 +238,7 @@ export class GroupMembersService {
       this.deps.db,
       'change_member_scope',
       async (tx) => {
-        const group = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
-        if (!group) throw guidNotFound(guid);
-        const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf, tx);
+        const { group, actor } = await lockGroupForActor(this.deps, ctx.appId, guid, ctx.onBehalfOf, tx);
         const target = await this.deps.members.get(ctx.appId, guid, uid, tx);
         if (!target) throw new AppError('ERR_NOT_A_MEMBER', { params: { uid, guid } });
         if (actor.uid === uid) throw new AppError('ERR_GROUP_NO_SELF_ACTION', { params: { uid } });
@@ -275,9 +273,7 @@ export class GroupMembersService {
       this.deps.db,
       'kick_group_member',
       async (tx) => {
-        const group = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
-        if (!group) throw guidNotFound(guid);
-        const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf, tx);
+        const { group, actor } = await lockGroupForActor(this.deps, ctx.appId, guid, ctx.onBehalfOf, tx);
         const target = await this.deps.members.get(ctx.appId, guid, uid, tx);
         if (!target) throw new AppError('ERR_NOT_A_MEMBER', { params: { uid, guid } });
         if (group.owner === uid) {
@@ -311,9 +307,7 @@ export class GroupMembersService {
       this.deps.db,
       'ban_group_user',
       async (tx) => {
-        const group = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
-        if (!group) throw guidNotFound(guid);
-        const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf, tx);
+        const { group, actor } = await lockGroupForActor(this.deps, ctx.appId, guid, ctx.onBehalfOf, tx);
         if (actor.uid !== undefined && actor.uid !== uid) requireRank(actor, group, 'moderator', 'ERR_GROUP_NO_CLEARANCE', uid);
         const result = await this.addInTransaction(ctx, group, [{ uid, bucket: 'usersToBan' }], actor, tx);
         const outcome = result.usersToBan![uid]!;
@@ -332,9 +326,7 @@ export class GroupMembersService {
       this.deps.db,
       'unban_group_user',
       async (tx) => {
-        const group = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
-        if (!group) throw guidNotFound(guid);
-        const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf, tx);
+        const { group, actor } = await lockGroupForActor(this.deps, ctx.appId, guid, ctx.onBehalfOf, tx);
         if (actor.uid === uid) throw new AppError('ERR_GROUP_NO_SELF_ACTION', { params: { uid } });
         requireRank(actor, group, 'moderator', 'ERR_GROUP_NO_CLEARANCE', uid);
         if (!(await this.deps.members.unban(ctx.appId, guid, uid, tx))) {
@@ -371,6 +363,3 @@ export class GroupMembersService {
   }
 }
 
-export function guidNotFound(guid: string): AppError {
-  return new AppError('ERR_GUID_NOT_FOUND', { params: { guid } });
-}

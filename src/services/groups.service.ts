@@ -11,8 +11,8 @@ import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupChanges, GroupListFilter, GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
-import { APP_RANK, groupActor, requireRank } from './group-access.js';
-import { assignBuckets, guidNotFound, type GroupMembersService, type MembersInput, type MembersResult } from './group-members.service.js';
+import { APP_RANK, guidNotFound, lockGroupForActor, requireRank } from './group-access.js';
+import { assignBuckets, type GroupMembersService, type MembersInput, type MembersResult } from './group-members.service.js';
 import type { RbacService } from './rbac.service.js';
 import type { UsersService } from './users.service.js';
 
@@ -206,9 +206,7 @@ export class GroupsService {
       this.deps.db,
       'update_group',
       async (tx) => {
-        const group = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
-        if (!group) throw guidNotFound(guid);
-        const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf, tx);
+        const { group, actor } = await lockGroupForActor(this.deps, ctx.appId, guid, ctx.onBehalfOf, tx);
         requireRank(actor, group, 'admin', 'ERR_GROUP_NO_ADMIN_SCOPE');
         const type = input.type ?? group.type;
         if (type === 'password' && passwordHash === undefined && !group.password_hash) throw new AppError('ERR_EMPTY_GROUP_PASS');
@@ -252,9 +250,7 @@ export class GroupsService {
       this.deps.db,
       'delete_group',
       async (tx) => {
-        const group = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
-        if (!group) throw guidNotFound(guid);
-        const actor = await groupActor(this.deps.members, ctx.appId, group, ctx.onBehalfOf, tx);
+        const { group, actor } = await lockGroupForActor(this.deps, ctx.appId, guid, ctx.onBehalfOf, tx);
         requireRank(actor, group, 'admin', 'ERR_GROUP_NO_ADMIN_SCOPE');
         await this.deps.groups.delete(ctx.appId, guid, tx);
         return { success: true as const, message: `Group with guid ${guid} has been deleted successfully.` };

@@ -18,7 +18,7 @@ import type { MessageBatchesRepository } from '../repositories/message-batches.r
 import type { MessageCursor, MessageFilter, MessagePage, MessageRow, MessagesRepository, NewMessage, PageCheck, PageReads, PageVersion, SendFacts } from '../repositories/messages.repository.js';
 import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
-import { guidNotFound } from './group-members.service.js';
+import { guidNotFound } from './group-access.js';
 import { loadReceipts, receiptsFrom, sourceReceipt, withReceipt } from './receipts.js';
 import { toGroup } from './groups.service.js';
 import { toUser, withBlockFields, type UsersService } from './users.service.js';

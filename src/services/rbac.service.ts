@@ -22,7 +22,7 @@ import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { PermissionEntry, PermissionRow, PermissionsRepository } from '../repositories/permissions.repository.js';
 import type { RolesRepository } from '../repositories/roles.repository.js';
-import { guidNotFound } from './group-members.service.js';
+import { guidNotFound } from './group-access.js';
 import { roleNotFound } from './roles.service.js';
 
 export interface Permission {
