@@ -109,8 +109,19 @@ function preparingPool(pool: pg.Pool): PostgresPool {
       patched.add(client);
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (text: unknown, values?: unknown[]) => {
-        const name = typeof text === 'string' && values && values.length > 0 ? nameOf(text) : undefined;
-        return name ? query({ name, text, values }) : values === undefined ? query(text) : query(text, values);
+        // Anything but SQL text (a cursor) goes to pg as it is.
+        if (typeof text !== 'string') return values === undefined ? query(text) : query(text, values);
+        const name = values && values.length > 0 ? nameOf(text) : undefined;
+        // pg's callback form, under a promise of our own: with the promise pg makes itself, each
+        // query's results outlived two scavenges under load (~2 MB promoted per scavenge, pauses
+        // of 7–9 ms); this way ~0.2 MB and 3.5–4 ms (docs/performance.md).
+        return new Promise((resolve, reject) =>
+          query(name ? { name, text, values } : { text, values }, (error: unknown, result: unknown) => (error ? reject(error) : resolve(result))),
+        ).catch((error: Error) => {
+          // A stack that leads back to the caller, not to the socket read (as pg's promise does).
+          Error.captureStackTrace(error);
+          throw error;
+        });
       };
     }
     return client;
