@@ -3,10 +3,11 @@ import { Batcher } from '../db/batcher.js';
 import { translated } from '../db/driver-errors.js';
 import { parseTimestamptz } from '../db/timestamps.js';
 import type { Engine } from '../db/database.js';
-import type { DB, ReceiverType } from '../db/schema.js';
+import type { DB, MemberScope, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { GroupRow } from './groups.repository.js';
 import { GROUP_ROW, type MessageRow, type NewMessage, type SendFacts } from './messages.repository.js';
+import { sendDeniedBy, sendPermissionJoins } from './send-permissions.js';
 import { anyOf } from './sql-helpers.js';
 import { USER_ROW } from './users.repository.js';
 
@@ -116,6 +117,8 @@ export class MessageBatchesRepository {
       receiver_blocked_sender: boolean;
       is_member: boolean;
       is_banned: boolean;
+      member_scope: MemberScope | null;
+      denied_by: string | null;
       first_id: string | null;
       id: string | null;
       at: string | null;
@@ -135,8 +138,10 @@ export class MessageBatchesRepository {
             case when g.guid is not null then ${GROUP_ROW.select('g')} end as group_row,
             sb.found is not null as sender_blocked_receiver,
             rb.found is not null as receiver_blocked_sender,
-            gm.found is not null as is_member,
+            gm.scope is not null as is_member,
+            gm.scope as member_scope,
             gb.found is not null as is_banned,
+            ${sendDeniedBy({ reply: false })} as denied_by,
             case when r.muid is not null then (
               select m.id from messages m where m.app_id = ${appId} and m.sender = r.sender and m.muid = r.muid) end as first_id
           from r
@@ -150,14 +155,15 @@ export class MessageBatchesRepository {
                              where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.sender and x.blocked_uid = r.receiver limit 1) sb on true
           left join lateral (select true as found from blocked_users x
                              where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.receiver and x.blocked_uid = r.sender limit 1) rb on true
-          left join lateral (select true as found from group_members x
+          left join lateral (select x.scope from group_members x
                              where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver and x.uid = r.sender limit 1) gm on true
           left join lateral (select true as found from group_bans x
                              where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver and x.uid = r.sender limit 1) gb on true
+          ${sendPermissionJoins(appId, { reply: false })}
         ), ok as (
           -- The rules of a send (MessagesService.checkReceiver gives the error of one that fails).
           select * from f
-          where f.sender_active and f.first_id is null and case
+          where f.sender_active and f.first_id is null and f.denied_by is null and case
             when f.receiver_type = 'user' then f.receiver_active and not f.sender_blocked_receiver and not f.receiver_blocked_sender
             else f.group_row is not null and f.is_member end
         ), conv as (
@@ -183,7 +189,7 @@ export class MessageBatchesRepository {
           from ok join conv on conv.conversation_id = ok.conversation_id
         )
         select f.n, f.sender_row, f.receiver_row, f.group_row, f.sender_blocked_receiver, f.receiver_blocked_sender,
-               f.is_member, f.is_banned, f.first_id::text as first_id, conv.id::text as id, conv.at::text as at
+               f.is_member, f.is_banned, f.member_scope, f.denied_by, f.first_id::text as first_id, conv.id::text as id, conv.at::text as at
         from f left join conv on conv.conversation_id = f.conversation_id`.execute(this.db),
     );
     const outcomes: SendOutcome[] = new Array(messages.length);
@@ -197,8 +203,16 @@ export class MessageBatchesRepository {
               receiverUser: found.receiver_row ? USER_ROW.read(found.receiver_row) : undefined,
               senderBlockedReceiver: found.sender_blocked_receiver,
               receiverBlockedSender: found.receiver_blocked_sender,
+              deniedBy: found.denied_by,
             }
-          : { sender, group: found.group_row ? GROUP_ROW.read(found.group_row) : undefined, isMember: found.is_member, isBanned: found.is_banned };
+          : {
+              sender,
+              group: found.group_row ? GROUP_ROW.read(found.group_row) : undefined,
+              isMember: found.is_member,
+              isBanned: found.is_banned,
+              memberScope: found.member_scope,
+              deniedBy: found.denied_by,
+            };
       const outcome: SendOutcome = { facts };
       if (found.first_id !== null) outcome.firstId = found.first_id;
       if (found.id !== null && found.at !== null) outcome.row = storedRow(appId, message, found.id, parseTimestamptz(found.at));

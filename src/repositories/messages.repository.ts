@@ -1,13 +1,14 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { Batcher } from '../db/batcher.js';
 import { translated } from '../db/driver-errors.js';
-import type { MessagesTable, ReceiverType } from '../db/schema.js';
+import type { MemberScope, MessagesTable, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { extended } from '../domain/objects.js';
 import type { ConversationStateRow } from './conversation-states.repository.js';
 import type { GroupRow } from './groups.repository.js';
 import { jsonRowCodec } from './json-rows.js';
 import type { ReactionCount } from './reactions.repository.js';
+import { sendDeniedBy, sendPermissionJoins } from './send-permissions.js';
 import { escapeLike } from './sql-helpers.js';
 import { USER_ROW, type UserRow } from './users.repository.js';
 
@@ -22,6 +23,10 @@ export interface SendFacts {
   group?: GroupRow | undefined;
   isMember?: boolean;
   isBanned?: boolean;
+  /** The sender's scope in the receiving group. */
+  memberScope?: MemberScope | null;
+  /** The role or scope permission that refuses the send (see send-permissions.ts), or null. */
+  deniedBy?: string | null;
 }
 
 export interface NewMessage {
@@ -279,6 +284,27 @@ export class MessagesRepository {
       isMember,
       isBanned,
     };
+  }
+
+  /**
+   * The role or scope permission that refuses a thread reply, or null (the batched send decides
+   * the same in its own statement: see send-permissions.ts); with the sender's scope in the group.
+   */
+  async replyDenial(
+    appId: string,
+    message: Pick<NewMessage, 'sender' | 'receiver' | 'receiverType' | 'category' | 'type' | 'dataJson'>,
+    tx: Executor = this.db,
+  ): Promise<{ deniedBy: string | null; memberScope: MemberScope | null }> {
+    const result = await sql<{ denied_by: string | null; member_scope: MemberScope | null }>`
+      select ${sendDeniedBy({ reply: true })} as denied_by, gm.scope as member_scope
+      from (select ${message.sender}::text as sender, ${message.receiver}::text as receiver, ${message.receiverType}::text as receiver_type,
+                   ${message.category}::text as category, ${message.type}::text as type, ${message.dataJson}::json as data) r
+      left join users s on s.app_id = ${appId} and s.uid = r.sender
+      left join users u on r.receiver_type = 'user' and u.app_id = ${appId} and u.uid = r.receiver
+      left join group_members gm on r.receiver_type = 'group' and gm.app_id = ${appId} and gm.guid = r.receiver and gm.uid = r.sender
+      ${sendPermissionJoins(appId, { reply: true })}`.execute(tx);
+    const row = result.rows[0]!;
+    return { deniedBy: row.denied_by, memberScope: row.member_scope };
   }
 
   async get(appId: string, id: string, tx: Executor = this.db): Promise<MessageRow | undefined> {

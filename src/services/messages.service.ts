@@ -19,6 +19,7 @@ import type { MessageCursor, MessageFilter, MessagePage, MessageRow, MessagesRep
 import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-access.js';
+import { permissionDenied } from './rbac.service.js';
 import { loadReceipts, receiptsFrom, sourceReceipt, withReceipt } from './receipts.js';
 import { toGroup } from './groups.service.js';
 import { toUser, withBlockFields, type UsersService } from './users.service.js';
@@ -251,6 +252,7 @@ export class MessagesService {
   private async sendReply(ctx: RequestContext, sender: string, target: Target, prepared: Prepared, facts: SendFacts): Promise<Message> {
     this.checkReceiver(sender, target, facts);
     const message = await this.newMessage(ctx.appId, sender, target, prepared);
+    requirePermitted(extended(facts, await this.deps.messages.replyDenial(ctx.appId, message)), target);
     const outcome = await this.storeOrFirst(ctx, message, () =>
       withTransaction(this.deps.db, 'send_reply', (tx) => this.storeInConversation(ctx.appId, message, tx), ctx.log),
     );
@@ -347,9 +349,11 @@ export class MessagesService {
       if (!facts.receiverUser || facts.receiverUser.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
       if (facts.senderBlockedReceiver) throw new AppError('ERR_BLOCKED_RECEIVER', { params: { uid: sender, receiver: uid } });
       if (facts.receiverBlockedSender) throw new AppError('ERR_BLOCKED_SENDER', { params: { uid: sender, receiver: uid } });
+      requirePermitted(facts, target);
       return;
     }
     requireMembership(facts, sender, target.receiver);
+    requirePermitted(facts, target);
   }
 
   /**
@@ -603,6 +607,16 @@ function versionable(filter: MessageFilter, input: ListMessagesInput): filter is
 }
 
 /** The sender of `facts` exists and is active. */
+/** The role and scope permissions of a send, as its statement decided them (see send-permissions.ts). */
+function requirePermitted(facts: SendFacts, target: Target): void {
+  const deniedBy = facts.deniedBy;
+  if (!deniedBy) return;
+  if (deniedBy.startsWith('scope:')) {
+    throw permissionDenied(deniedBy.slice('scope:'.length), { scope: facts.memberScope ?? 'participant', guid: target.receiver });
+  }
+  throw permissionDenied(deniedBy, { role: facts.sender!.role });
+}
+
 function requireSender(facts: SendFacts, uid: string): void {
   if (!facts.sender || facts.sender.deactivated_at !== null) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
 }

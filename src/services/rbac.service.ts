@@ -139,7 +139,7 @@ export class RbacService {
     const rows = await this.deps.permissions.listForRole(ctx.appId, role, [action, typesKey]);
     if (rows.length === 0) return;
     const values = new Map(rows.map((row) => [row.permission, row.value as PermissionValue]));
-    if (values.get(action) === 'deny') throw new AppError('ERR_PERMISSION_DENIED', { params: { permission: action, role } });
+    if (values.get(action) === 'deny') throw permissionDenied(action, { role });
     const types = asList(values.get(typesKey));
     if (types.length > 0 && !types.includes(type)) {
       throw new AppError('ERR_PERMISSION_DENIED', {
@@ -153,6 +153,14 @@ export class RbacService {
     if (!(await this.deps.groups.get(ctx.appId, guid))) throw guidNotFound(guid);
     return guid;
   }
+}
+
+/** ERR_PERMISSION_DENIED for a permission of a role, or of a scope in a group. */
+export function permissionDenied(permission: string, holder: { role: string } | { scope: MemberScope; guid: string }): AppError {
+  if ('role' in holder) return new AppError('ERR_PERMISSION_DENIED', { params: { permission, role: holder.role } });
+  return new AppError('ERR_PERMISSION_DENIED', {
+    message: `The permission ${permission} of the scope ${holder.scope} in the group ${holder.guid} does not allow this.`,
+  });
 }
 
 /** Checks every permission of a set call; one bad name or value refuses the whole call. */

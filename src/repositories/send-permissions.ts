@@ -1,0 +1,57 @@
+import { sql, type RawBuilder } from 'kysely';
+
+/**
+ * The role (RBAC) and scope (SBAC) permissions of a send, read and decided inside the statement
+ * that checks the send (and, for a batch of sends, stores those that pass). The statement must
+ * name, per send:
+ * - `r`: the send, with `sender`, `receiver`, `receiver_type`, `category`, `type` and `data` (json);
+ * - `s`: the sender's user row (its `role`);
+ * - `u`: the receiving user's row, or nulls for a group;
+ * - `gm`: the sender's membership of the receiving group (its `scope`), or nulls.
+ *
+ * Only permissions explicitly set are stored, so for an app that sets none this is three index
+ * probes that find nothing (the friends probe runs only under `sendMessage.mode: friends`).
+ */
+export function sendPermissionJoins(appId: string, options: { reply: boolean }): RawBuilder<unknown> {
+  const scopePermission = options.reply ? 'sendThreadedMessage' : 'sendMessage';
+  return sql`
+    left join lateral (select json_object_agg(p.permission, p.value) as v from role_permissions p
+                       where p.app_id = ${appId} and p.role = s.role and p.permission like 'sendMessage%') rp on true
+    left join lateral (select p.value #>> '{}' as v from group_scope_permissions p
+                       where r.receiver_type = 'group' and p.app_id = ${appId} and p.guid = r.receiver and p.scope = gm.scope
+                         and p.permission = ${scopePermission} limit 1) sp on true
+    left join lateral (select true as found from friends x
+                       where r.receiver_type = 'user' and rp.v ->> 'sendMessage.mode' = 'friends'
+                         and x.app_id = ${appId} and x.uid = r.sender and x.friend_uid = r.receiver limit 1) fr on true`;
+}
+
+/**
+ * The permission that refuses the send (`scope:<permission>` for a scope's), or null: the
+ * first that fails, in the catalogue's order. An array permission restricts only when it is
+ * not empty; one set to a single string is a list of one. A media message under
+ * `sendMessage.allowedMimeTypes` needs attachments, each with an allowed `mimeType`.
+ */
+export function sendDeniedBy(options: { reply: boolean }): RawBuilder<string | null> {
+  const scopePermission = options.reply ? 'sendThreadedMessage' : 'sendMessage';
+  const list = (key: string) => sql`(rp.v -> ${sql.lit(key)})::jsonb`;
+  const restricts = (key: string) => sql`coalesce(${list(key)}, '[]'::jsonb) <> '[]'::jsonb`;
+  const allows = (key: string, value: RawBuilder<unknown>) => sql`(not ${restricts(key)} or ${list(key)} @> to_jsonb(${value}::text))`;
+  return sql<string | null>`case
+    when rp.v is null and sp.v is null then null
+    when rp.v ->> 'sendMessage' = 'deny' then 'sendMessage'
+    when sp.v = 'deny' then ${`scope:${scopePermission}`}
+    when r.receiver_type = 'user' and rp.v ->> 'sendMessage.mode' = 'friends' and fr.found is null then 'sendMessage.mode'
+    when not ${allows('sendMessage.allowedReceiverTypes', sql`r.receiver_type`)} then 'sendMessage.allowedReceiverTypes'
+    when r.receiver_type = 'user' and not ${allows('sendMessage.allowedReceiverRoles', sql`u.role`)} then 'sendMessage.allowedReceiverRoles'
+    when not ${allows('sendMessage.allowedMessageCategories', sql`r.category`)} then 'sendMessage.allowedMessageCategories'
+    when r.category = 'message' and not ${allows('sendMessage.allowedMessageTypes', sql`r.type`)} then 'sendMessage.allowedMessageTypes'
+    when r.category = 'custom' and not ${allows('sendMessage.allowedCustomTypes', sql`r.type`)} then 'sendMessage.allowedCustomTypes'
+    when r.category = 'message' and r.type <> 'text' and ${restricts('sendMessage.allowedMimeTypes')} and not (
+      case when json_typeof(r.data -> 'attachments') = 'array' then
+        json_array_length(r.data -> 'attachments') > 0
+        and not exists (select 1 from json_array_elements(r.data -> 'attachments') a
+                        where not ${list('sendMessage.allowedMimeTypes')} @> to_jsonb(coalesce(a ->> 'mimeType', '')))
+      else false end
+    ) then 'sendMessage.allowedMimeTypes'
+  end`;
+}
