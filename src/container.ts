@@ -94,6 +94,7 @@ export function createServices(
     usersService: users,
     messagesService: messages,
     actions,
+    rbac,
   });
   const threads = new ThreadsService({ messages: repositories.messages, messagesService: messages, usersService: users });
   const reactions = new ReactionsService({
@@ -103,6 +104,8 @@ export function createServices(
     users: repositories.users,
     messagesService: messages,
     usersService: users,
+    members: repositories.groupMembers,
+    rbac,
   });
   const conversations = new ConversationsService({
     db,

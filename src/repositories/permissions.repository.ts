@@ -52,15 +52,16 @@ export class PermissionsRepository {
       .execute();
   }
 
-  async listForScope(appId: string, guid: string, scope: MemberScope, tx: Executor = this.db): Promise<PermissionRow[]> {
-    return tx
+  /** The permissions set on a scope of a group; only `permissions` when given. */
+  async listForScope(appId: string, guid: string, scope: MemberScope, permissions?: string[], tx: Executor = this.db): Promise<PermissionRow[]> {
+    let query = tx
       .selectFrom('group_scope_permissions')
       .select(['permission', 'value', 'created_at', 'updated_at'])
       .where('app_id', '=', appId)
       .where('guid', '=', guid)
-      .where('scope', '=', scope)
-      .orderBy('permission')
-      .execute();
+      .where('scope', '=', scope);
+    if (permissions) query = query.where('permission', 'in', permissions);
+    return query.orderBy('permission').execute();
   }
 
   async upsertForScope(appId: string, guid: string, scope: MemberScope, entries: PermissionEntry[], tx: Executor = this.db): Promise<void> {

@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { MessageReactionsTable } from '../db/schema.js';
+import type { MemberScope, MessageReactionsTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 
 export type ReactionRow = Selectable<MessageReactionsTable>;
@@ -54,13 +54,27 @@ export class ReactionsRepository {
   async list(
     appId: string,
     messageId: string,
-    page: { reaction?: string; afterId?: string; limit: number },
+    page: { reaction?: string; afterId?: string; limit: number; reactorsIn?: { guid: string; scopes: MemberScope[] } },
     tx: Executor = this.db,
   ): Promise<ReactionRow[]> {
-    let query = tx.selectFrom('message_reactions').selectAll().where('app_id', '=', appId).where('message_id', '=', messageId as never);
-    if (page.reaction !== undefined) query = query.where('reaction', '=', page.reaction);
-    if (page.afterId !== undefined) query = query.where('id', '>', page.afterId as never);
-    return query.orderBy('id', 'asc').limit(page.limit).execute();
+    let query = tx.selectFrom('message_reactions as r').selectAll('r').where('r.app_id', '=', appId).where('r.message_id', '=', messageId as never);
+    if (page.reaction !== undefined) query = query.where('r.reaction', '=', page.reaction);
+    const reactorsIn = page.reactorsIn;
+    if (reactorsIn) {
+      // Only reactions of the group's members whose scope is now one of these.
+      query = query.where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('group_members as m')
+            .select(sql`1`.as('one'))
+            .where('m.app_id', '=', appId)
+            .where('m.guid', '=', reactorsIn.guid)
+            .whereRef('m.uid', '=', 'r.uid')
+            .where('m.scope', 'in', reactorsIn.scopes),
+        ),
+      );
+    }
+    if (page.afterId !== undefined) query = query.where('r.id', '>', page.afterId as never);
+    return query.orderBy('r.id', 'asc').limit(page.limit).execute();
   }
 
   /**

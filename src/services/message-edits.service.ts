@@ -6,14 +6,16 @@ import { AppError, badRequest } from '../domain/errors.js';
 import { parseMessageId } from '../domain/messages.js';
 import { normalizeId } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
+import { asList } from '../domain/permissions.js';
 import type { ConversationsRepository } from '../repositories/conversations.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
 import type { UserRow } from '../repositories/users.repository.js';
 import { APP_SENDER, type ActionMessages } from './action-messages.js';
-import { groupActor, SCOPE_RANK } from './group-access.js';
+import { groupActor, SCOPE_RANK, type GroupActor } from './group-access.js';
 import { prepare, type Message, type MessageDataInput, type MessagesService, type MultiSendResult, type SendMessageInput } from './messages.service.js';
+import { permissionDenied, type RbacService } from './rbac.service.js';
 import type { UsersService } from './users.service.js';
 
 export interface UpdateMessageInput {
@@ -33,6 +35,7 @@ export class MessageEditsService {
       usersService: UsersService;
       messagesService: MessagesService;
       actions: ActionMessages;
+      rbac: RbacService;
     },
   ) {}
 
@@ -50,7 +53,7 @@ export class MessageEditsService {
       'update_message',
       async (tx) => {
         const row = await this.lockMessage(ctx, rawId, 'edited', tx);
-        await this.requirePermission(ctx, row, rawId, 'edit', tx);
+        await this.requirePermission(ctx, actor, row, rawId, 'edit', tx);
         const { entities: _entities, mentions: _mentions, ...stored } = (row.data ?? {}) as Record<string, unknown>;
         const prepared = prepare({ category: row.category, type: row.type, data: extended(stored, input.data ?? {}) as MessageDataInput, tags: input.tags ?? row.tags });
         const mentionedUids = await this.deps.messagesService.activeMentions(appId, prepared.mentioned, tx);
@@ -76,7 +79,7 @@ export class MessageEditsService {
       async (tx) => {
         // A soft-deleted message may still be deleted permanently.
         const row = await this.lockMessage(ctx, rawId, 'deleted', tx, { allowDeleted: permanent });
-        await this.requirePermission(ctx, row, rawId, 'delete', tx);
+        await this.requirePermission(ctx, actor, row, rawId, 'delete', tx);
         const id = String(row.id);
         const deleted = row.deleted_at === null ? (await this.deps.messages.markDeleted(appId, id, actor?.uid ?? APP_SENDER, tx))! : row;
         if (!permanent) return this.actionAbout(ctx, 'deleted', actor, deleted, tx);
@@ -126,18 +129,40 @@ export class MessageEditsService {
   /**
    * The app may edit and delete any message. A user must see the message (else it is not
    * found, as for get-message-details) and be its sender; a group's moderators, admins and
-   * owner may also delete its messages.
+   * owner may also delete its messages. The user's role may deny the action (`editMessage`,
+   * `deleteMessage`), and deleting others' messages to some scopes (`deleteMessage.denyForScopes`);
+   * in a group, their scope may deny editing (`editMessage`). The role is checked first, then
+   * the scope, as the vendor's RBAC docs say.
    */
-  private async requirePermission(ctx: RequestContext, row: MessageRow, rawId: string, action: 'edit' | 'delete', tx: Executor): Promise<void> {
+  private async requirePermission(
+    ctx: RequestContext,
+    actorRow: UserRow | undefined,
+    row: MessageRow,
+    rawId: string,
+    action: 'edit' | 'delete',
+    tx: Executor,
+  ): Promise<void> {
     const uid = ctx.onBehalfOf;
-    if (uid === undefined || row.sender === uid) return;
+    if (uid === undefined || !actorRow) return;
+    const own = row.sender === uid;
+    let actor: GroupActor | undefined;
     if (row.receiver_type === 'user') {
-      if (row.receiver !== uid) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
+      if (!own && row.receiver !== uid) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
     } else {
       const group = await this.deps.groups.get(ctx.appId, row.receiver, tx);
-      const actor = group ? await groupActor(this.deps.members, ctx.appId, group, uid, tx) : undefined;
-      if (!actor?.membership) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
-      if (action === 'delete' && actor.rank >= SCOPE_RANK.moderator) return;
+      actor = group ? await groupActor(this.deps.members, ctx.appId, group, uid, tx) : undefined;
+      if (!own && !actor?.membership) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
+    }
+    const permission = action === 'edit' ? 'editMessage' : 'deleteMessage';
+    const denyForScopes = `${permission}.denyForScopes`;
+    const role = await this.deps.rbac.roleValues(ctx, actorRow.role, [permission, denyForScopes], tx);
+    if (role.get(permission) === 'deny') throw permissionDenied(permission, { role: actorRow.role });
+    const scope = actor?.membership?.scope;
+    if (action === 'edit' && scope) await this.deps.rbac.requireScopeAllows(ctx, row.receiver, scope, 'editMessage', tx);
+    if (own) return;
+    if (action === 'delete' && actor && actor.rank >= SCOPE_RANK.moderator) {
+      if (scope && asList(role.get(denyForScopes)).includes(scope)) throw permissionDenied(denyForScopes, { role: actorRow.role });
+      return;
     }
     throw new AppError('ERR_MESSAGE_NOT_A_SENDER', { params: { uid, id: rawId, action } });
   }

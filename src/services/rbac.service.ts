@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ForeignKeyViolation } from '../db/driver-errors.js';
 import type { DB, GroupType, MemberScope } from '../db/schema.js';
-import { withTransaction } from '../db/transaction.js';
+import { withTransaction, type Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
 import { LIMITS, normalizeId } from '../domain/normalize.js';
@@ -112,7 +112,7 @@ export class RbacService {
         async (tx) => {
           if (!(await this.deps.groups.get(ctx.appId, guid, tx))) throw guidNotFound(guid);
           await this.deps.permissions.upsertForScope(ctx.appId, guid, scope, entries, tx);
-          const rows = await this.deps.permissions.listForScope(ctx.appId, guid, scope, tx);
+          const rows = await this.deps.permissions.listForScope(ctx.appId, guid, scope, undefined, tx);
           return setResult(entries, rows, (id) => `Permission with id ${id} have been mapped successfully to scope ${scope} on group ${guid}.`);
         },
         ctx.log,
@@ -130,15 +130,29 @@ export class RbacService {
     return { permissions: valuesOf(await this.deps.permissions.listForScope(ctx.appId, guid, scope)) };
   }
 
+  /** The values set on a role for these permissions (those not set are absent: their default applies). */
+  async roleValues(ctx: RequestContext, role: string, ids: string[], tx?: Executor): Promise<Map<string, PermissionValue>> {
+    return valueMap(await this.deps.permissions.listForRole(ctx.appId, role, ids, tx));
+  }
+
+  /** The values set on a scope of a group for these permissions (as roleValues). */
+  async scopeValues(ctx: RequestContext, guid: string, scope: MemberScope, ids: string[], tx?: Executor): Promise<Map<string, PermissionValue>> {
+    return valueMap(await this.deps.permissions.listForScope(ctx.appId, guid, scope, ids, tx));
+  }
+
+  /** A toggle (allow/deny) of a user's scope in a group: ERR_PERMISSION_DENIED when it is set to deny. */
+  async requireScopeAllows(ctx: RequestContext, guid: string, scope: MemberScope, permission: string, tx?: Executor): Promise<void> {
+    const values = await this.scopeValues(ctx, guid, scope, [permission], tx);
+    if (values.get(permission) === 'deny') throw permissionDenied(permission, { scope, guid });
+  }
+
   /**
    * Enforces `createGroup` / `joinGroup` and their `allowedGroupTypes` for a user of `role`
    * (the onBehalfOf user). One indexed read, which finds nothing unless they were set.
    */
   async requireGroupTypeAllowed(ctx: RequestContext, role: string, action: GroupTypeAction, type: GroupType): Promise<void> {
     const typesKey = `${action}.allowedGroupTypes`;
-    const rows = await this.deps.permissions.listForRole(ctx.appId, role, [action, typesKey]);
-    if (rows.length === 0) return;
-    const values = new Map(rows.map((row) => [row.permission, row.value as PermissionValue]));
+    const values = await this.roleValues(ctx, role, [action, typesKey]);
     if (values.get(action) === 'deny') throw permissionDenied(action, { role });
     const types = asList(values.get(typesKey));
     if (types.length > 0 && !types.includes(type)) {
@@ -180,6 +194,10 @@ function checked(catalogue: Map<string, PermissionDefinition>, permissions: Reco
   if (Object.keys(details).length > 0) throw badRequest(details);
   if (entries.length === 0) throw badRequest({ permissions: 'must set at least one permission' });
   return entries;
+}
+
+function valueMap(rows: PermissionRow[]): Map<string, PermissionValue> {
+  return new Map(rows.map((row) => [row.permission, row.value as PermissionValue]));
 }
 
 function valuesOf(rows: PermissionRow[]): PermissionValues {

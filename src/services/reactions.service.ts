@@ -1,15 +1,18 @@
 import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.js';
+import type { DB, MemberScope } from '../db/schema.js';
 import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
 import { cursorId } from '../domain/messages.js';
 import { LIMITS } from '../domain/normalize.js';
+import { asList } from '../domain/permissions.js';
 import { toUnix } from '../domain/time.js';
-import type { MessagesRepository } from '../repositories/messages.repository.js';
+import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
+import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
 import type { ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import type { Message, MessagesService } from './messages.service.js';
+import { permissionDenied, type RbacService } from './rbac.service.js';
 import { toUser, type UsersService } from './users.service.js';
 
 export interface Reaction {
@@ -44,6 +47,8 @@ export class ReactionsService {
       users: UsersRepository;
       messagesService: MessagesService;
       usersService: UsersService;
+      members: GroupMembersRepository;
+      rbac: RbacService;
     },
   ) {}
 
@@ -56,6 +61,8 @@ export class ReactionsService {
     const reaction = checkReaction(rawReaction);
     await this.deps.usersService.requireActor(ctx);
     const visible = await this.deps.messagesService.requireVisible(ctx, rawId);
+    const scope = await this.reactorScope(ctx, visible);
+    if (scope) await this.deps.rbac.requireScopeAllows(ctx, visible.receiver, scope, 'addReaction');
     const id = String(visible.id);
     const row = await withTransaction(
       this.deps.db,
@@ -101,11 +108,15 @@ export class ReactionsService {
     await this.deps.usersService.requireActor(ctx);
     const message = await this.deps.messagesService.requireVisible(ctx, rawId);
     const limit = input.limit ?? LIMITS.reactionsPageMax;
-    const rows = await this.deps.reactions.list(ctx.appId, String(message.id), {
-      reaction,
-      afterId: input.id === undefined ? undefined : cursorId(input.id),
-      limit,
-    });
+    const page: Parameters<ReactionsRepository['list']>[2] = { reaction, afterId: input.id === undefined ? undefined : cursorId(input.id), limit };
+    const scope = await this.reactorScope(ctx, message);
+    if (scope) {
+      const values = await this.deps.rbac.scopeValues(ctx, message.receiver, scope, ['listReactions', 'listReactions.allowedScopes']);
+      if (values.get('listReactions') === 'deny') throw permissionDenied('listReactions', { scope, guid: message.receiver });
+      const scopes = asList(values.get('listReactions.allowedScopes')) as MemberScope[];
+      if (scopes.length > 0) page.reactorsIn = { guid: message.receiver, scopes };
+    }
+    const rows = await this.deps.reactions.list(ctx.appId, String(message.id), page);
     const users = new Map(
       (await this.deps.users.getMany(ctx.appId, [...new Set(rows.map((row) => row.uid))])).map((user) => [user.uid, user]),
     );
@@ -124,6 +135,12 @@ export class ReactionsService {
     const last = data[data.length - 1];
     if (last) meta.next = { affix: 'append', id: last.id };
     return { data, meta };
+  }
+
+  /** The onBehalfOf user's scope in the group of a group message, whose permissions govern reactions there. */
+  private async reactorScope(ctx: RequestContext, message: MessageRow): Promise<MemberScope | undefined> {
+    if (ctx.onBehalfOf === undefined || message.receiver_type !== 'group') return undefined;
+    return (await this.deps.members.get(ctx.appId, message.receiver, ctx.onBehalfOf))?.scope;
   }
 }
 

@@ -199,3 +199,86 @@ describe('send-message under scope permissions', () => {
     assert.equal((await reply(held)).statusCode, 200);
   });
 });
+
+describe('edits and deletes under permissions', () => {
+  const edit = (id: string, onBehalfOf: string) => t.call(A, `/v3/messages/${id}`, { method: 'PUT', body: { data: { text: 'edited' } }, onBehalfOf });
+  const remove = (id: string, onBehalfOf?: string) => t.call(A, `/v3/messages/${id}`, { method: 'DELETE', ...(onBehalfOf ? { onBehalfOf } : {}) });
+  const textOf = async (id: string) => body(await t.call(A, `/v3/messages/${id}`)).data;
+
+  it('editMessage and deleteMessage deny refuse the role’s users, even on their own messages; the app still may', async () => {
+    const { role, held, bob } = await cast();
+    const mine = body(await send(held, toUser(bob))).data;
+    await setRole(role, { editMessage: 'deny', deleteMessage: 'deny' });
+    assertDenied(await edit(mine.id, held), 'editMessage');
+    assertDenied(await remove(mine.id, held), 'deleteMessage');
+    const stored = await textOf(mine.id);
+    assert.equal(stored.data.text, 'hi');
+    assert.equal(stored.deletedAt, undefined);
+    assert.equal((await remove(mine.id)).statusCode, 200, 'the app is never restricted');
+    const theirs = body(await send(bob, toUser(held))).data;
+    assert.equal((await edit(theirs.id, bob)).statusCode, 200, 'another role edits');
+  });
+
+  it('a user who cannot see the message still gets ERR_MESSAGE_ID_NOT_FOUND', async () => {
+    const { role, held, bob, carol } = await cast();
+    const message = body(await send(bob, toUser(carol))).data;
+    await setRole(role, { editMessage: 'deny' });
+    assert.equal(errorCode(await edit(message.id, held)), 'ERR_MESSAGE_ID_NOT_FOUND');
+  });
+
+  it('deleteMessage.denyForScopes stops those scopes deleting others’ messages, not their own', async () => {
+    const { role, held, bob } = await cast();
+    const group = await newGroup(t, A, { members: { moderators: [held], participants: [bob] } });
+    const [theirs, mine] = [body(await send(bob, toGroup(group.guid))).data, body(await send(held, toGroup(group.guid))).data];
+    await setRole(role, { 'deleteMessage.denyForScopes': ['moderator'] });
+    assertDenied(await remove(theirs.id, held), 'deleteMessage.denyForScopes');
+    assert.equal((await textOf(theirs.id)).deletedAt, undefined);
+    assert.equal((await remove(mine.id, held)).statusCode, 200);
+    await setRole(role, { 'deleteMessage.denyForScopes': ['admin'] });
+    assert.equal((await remove(theirs.id, held)).statusCode, 200);
+  });
+
+  it('a scope’s editMessage deny refuses edits in that group', async () => {
+    const { held, bob } = await cast();
+    const group = await newGroup(t, A, { members: { participants: [bob] } }, held);
+    const [theirs, mine] = [body(await send(bob, toGroup(group.guid))).data, body(await send(held, toGroup(group.guid))).data];
+    await setScope(group.guid, 'participant', { editMessage: 'deny' });
+    const denied = await edit(theirs.id, bob);
+    assertDenied(denied, 'editMessage');
+    assert.match(body(denied).error.message, /scope participant/);
+    assert.equal((await edit(mine.id, held)).statusCode, 200, 'the owner is an admin');
+    const direct = body(await send(bob, toUser(held))).data;
+    assert.equal((await edit(direct.id, bob)).statusCode, 200, '1:1 messages have no scope');
+  });
+});
+
+describe('reactions under scope permissions', () => {
+  const react = (id: string, uid: string) => t.call(A, `/v3/messages/${id}/reactions/${encodeURIComponent('👍')}`, { method: 'POST', onBehalfOf: uid });
+  const list = (id: string, uid?: string) => t.call(A, `/v3/messages/${id}/reactions`, { ...(uid ? { onBehalfOf: uid } : {}) });
+
+  it('a scope’s addReaction deny refuses that scope’s members in that group', async () => {
+    const { held, bob } = await cast();
+    const group = await newGroup(t, A, { members: { participants: [bob] } }, held);
+    const message = body(await send(held, toGroup(group.guid))).data;
+    await setScope(group.guid, 'participant', { addReaction: 'deny' });
+    assertDenied(await react(message.id, bob), 'addReaction');
+    assert.equal((await react(message.id, held)).statusCode, 200);
+    assert.deepEqual(body(await list(message.id)).data.map((r: { uid: string }) => r.uid), [held]);
+    const direct = body(await send(held, toUser(bob))).data;
+    assert.equal((await react(direct.id, bob)).statusCode, 200, '1:1 messages have no scope');
+  });
+
+  it('listReactions deny refuses the list; listReactions.allowedScopes keeps reactions of those scopes only', async () => {
+    const { held, bob, carol } = await cast();
+    const group = await newGroup(t, A, { members: { moderators: [carol], participants: [bob] } }, held);
+    const message = body(await send(held, toGroup(group.guid))).data;
+    for (const uid of [held, bob, carol]) assert.equal((await react(message.id, uid)).statusCode, 200);
+    await setScope(group.guid, 'participant', { 'listReactions.allowedScopes': ['admin', 'moderator'] });
+    const seen = (response: Awaited<ReturnType<typeof list>>) => body(response).data.map((r: { uid: string }) => r.uid).sort();
+    assert.deepEqual(seen(await list(message.id, bob)), [held, carol].sort());
+    assert.deepEqual(seen(await list(message.id, carol)), [held, bob, carol].sort(), 'moderators are not limited');
+    assert.deepEqual(seen(await list(message.id)), [held, bob, carol].sort(), 'nor is the app');
+    await setScope(group.guid, 'participant', { listReactions: 'deny' });
+    assertDenied(await list(message.id, bob), 'listReactions');
+  });
+});
