@@ -1,27 +1,36 @@
 import { sql, type RawBuilder } from 'kysely';
 
 /**
+ * Only friends may be sent 1:1 messages: `sendMessage.mode: friends`, or, where that permission
+ * is not set, the role's older `settings.sendMessagesTo: friendsOnly`.
+ */
+const FRIENDS_ONLY = sql`coalesce(rp.v ->> 'sendMessage.mode', case when rs.v = 'friendsOnly' then 'friends' end) = 'friends'`;
+
+/**
  * The role (RBAC) and scope (SBAC) permissions of a send, read and decided inside the statement
  * that checks the send (and, for a batch of sends, stores those that pass). The statement must
  * name, per send:
  * - `r`: the send, with `sender`, `receiver`, `receiver_type`, `category`, `type` and `data` (json);
- * - `s`: the sender's user row (its `role`);
+ * - `s`: the sender's user row (its `role`, whose permissions and `settings` apply);
  * - `u`: the receiving user's row, or nulls for a group;
  * - `gm`: the sender's membership of the receiving group (its `scope`), or nulls.
  *
- * Only permissions explicitly set are stored, so for an app that sets none this is three index
- * probes that find nothing (the friends probe runs only under `sendMessage.mode: friends`).
+ * Only permissions explicitly set are stored, so for an app that sets none this is a probe of
+ * the sender's role row and two index probes that find nothing (PostgreSQL memoises the role's
+ * two per batch; the friends probe runs only when the role sends to friends only).
  */
 export function sendPermissionJoins(appId: string, options: { reply: boolean }): RawBuilder<unknown> {
   const scopePermission = options.reply ? 'sendThreadedMessage' : 'sendMessage';
   return sql`
     left join lateral (select json_object_agg(p.permission, p.value) as v from role_permissions p
                        where p.app_id = ${appId} and p.role = s.role and p.permission like 'sendMessage%') rp on true
+    left join lateral (select x.settings ->> 'sendMessagesTo' as v from roles x
+                       where x.app_id = ${appId} and x.role = s.role limit 1) rs on true
     left join lateral (select p.value #>> '{}' as v from group_scope_permissions p
                        where r.receiver_type = 'group' and p.app_id = ${appId} and p.guid = r.receiver and p.scope = gm.scope
                          and p.permission = ${scopePermission} limit 1) sp on true
     left join lateral (select true as found from friends x
-                       where r.receiver_type = 'user' and rp.v ->> 'sendMessage.mode' = 'friends'
+                       where r.receiver_type = 'user' and ${FRIENDS_ONLY}
                          and x.app_id = ${appId} and x.uid = r.sender and x.friend_uid = r.receiver limit 1) fr on true`;
 }
 
@@ -37,10 +46,11 @@ export function sendDeniedBy(options: { reply: boolean }): RawBuilder<string | n
   const restricts = (key: string) => sql`coalesce(${list(key)}, '[]'::jsonb) <> '[]'::jsonb`;
   const allows = (key: string, value: RawBuilder<unknown>) => sql`(not ${restricts(key)} or ${list(key)} @> to_jsonb(${value}::text))`;
   return sql<string | null>`case
-    when rp.v is null and sp.v is null then null
+    when rp.v is null and sp.v is null and rs.v is distinct from 'friendsOnly' then null
     when rp.v ->> 'sendMessage' = 'deny' then 'sendMessage'
     when sp.v = 'deny' then ${`scope:${scopePermission}`}
-    when r.receiver_type = 'user' and rp.v ->> 'sendMessage.mode' = 'friends' and fr.found is null then 'sendMessage.mode'
+    when r.receiver_type = 'user' and ${FRIENDS_ONLY} and fr.found is null
+      then case when rp.v ->> 'sendMessage.mode' is null then 'settings.sendMessagesTo' else 'sendMessage.mode' end
     when not ${allows('sendMessage.allowedReceiverTypes', sql`r.receiver_type`)} then 'sendMessage.allowedReceiverTypes'
     when r.receiver_type = 'user' and not ${allows('sendMessage.allowedReceiverRoles', sql`u.role`)} then 'sendMessage.allowedReceiverRoles'
     when not ${allows('sendMessage.allowedMessageCategories', sql`r.category`)} then 'sendMessage.allowedMessageCategories'

@@ -86,6 +86,17 @@ describe('send-message under role permissions', () => {
     assert.equal((await send(held, toGroup(group.guid))).statusCode, 200, 'groups are not governed by the mode');
   });
 
+  it('role settings.sendMessagesTo friendsOnly does the same, unless sendMessage.mode is set', async () => {
+    const role = (await newRole(t, A, { settings: { sendMessagesTo: 'friendsOnly' } })).role as string;
+    const held = (await newUser(t, A, { role })).uid as string;
+    const [bob, carol] = [(await newUser(t, A)).uid as string, (await newUser(t, A)).uid as string];
+    await t.call(A, `/v3/users/${held}/friends`, { method: 'POST', body: { accepted: [bob] } });
+    assert.equal((await send(held, toUser(bob))).statusCode, 200);
+    assertDenied(await send(held, toUser(carol)), 'settings.sendMessagesTo');
+    await setRole(role, { 'sendMessage.mode': 'all' });
+    assert.equal((await send(held, toUser(carol))).statusCode, 200, 'the RBAC permission overrides the older setting');
+  });
+
   it('sendMessage.allowedReceiverTypes and allowedReceiverRoles limit the receivers', async () => {
     const { role, held, bob } = await cast();
     const group = await newGroup(t, A, {}, held);
