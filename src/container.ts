@@ -104,7 +104,6 @@ export function createServices(
     users: repositories.users,
     messagesService: messages,
     usersService: users,
-    members: repositories.groupMembers,
     rbac,
   });
   const conversations = new ConversationsService({

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { UniqueViolation } from '../db/driver-errors.js';
-import type { DB, ReceiverType } from '../db/schema.js';
+import type { DB, MemberScope, ReceiverType } from '../db/schema.js';
 import { withTransaction, type Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { userConversationId } from '../domain/conversation-id.js';
@@ -368,17 +368,27 @@ export class MessagesService {
 
   /** The message with this path id, if the onBehalfOf user (when given) can see it; else ERR_MESSAGE_ID_NOT_FOUND. */
   async requireVisible(ctx: RequestContext, rawId: string): Promise<MessageRow> {
-    const id = parseMessageId(rawId);
-    const row = id === undefined ? undefined : await this.deps.messages.get(ctx.appId, id);
-    if (!row || (ctx.onBehalfOf !== undefined && !(await this.canSee(ctx.appId, ctx.onBehalfOf, row)))) {
-      throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
-    }
-    return row;
+    return (await this.requireVisibleWithScope(ctx, rawId)).row;
   }
 
-  async canSee(appId: string, uid: string, row: MessageRow): Promise<boolean> {
-    if (row.receiver_type === 'user') return row.sender === uid || row.receiver === uid;
-    return (await this.deps.members.get(appId, row.receiver, uid)) !== undefined;
+  /**
+   * requireVisible, with the onBehalfOf user's scope in the group of a group message (whose
+   * permissions govern what they do there), read with the membership that makes it visible.
+   */
+  async requireVisibleWithScope(ctx: RequestContext, rawId: string): Promise<{ row: MessageRow; scope?: MemberScope }> {
+    const notFound = () => new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
+    const id = parseMessageId(rawId);
+    const row = id === undefined ? undefined : await this.deps.messages.get(ctx.appId, id);
+    if (!row) throw notFound();
+    const viewer = ctx.onBehalfOf;
+    if (viewer === undefined) return { row };
+    if (row.receiver_type === 'user') {
+      if (row.sender !== viewer && row.receiver !== viewer) throw notFound();
+      return { row };
+    }
+    const membership = await this.deps.members.get(ctx.appId, row.receiver, viewer);
+    if (!membership) throw notFound();
+    return { row, scope: membership.scope };
   }
 
   /** list-all-messages: the app's messages, or with onBehalfOf those of that user's conversations. */

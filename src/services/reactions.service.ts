@@ -7,8 +7,7 @@ import { cursorId } from '../domain/messages.js';
 import { LIMITS } from '../domain/normalize.js';
 import { asList } from '../domain/permissions.js';
 import { toUnix } from '../domain/time.js';
-import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
-import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
+import type { MessagesRepository } from '../repositories/messages.repository.js';
 import type { ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import type { Message, MessagesService } from './messages.service.js';
@@ -47,7 +46,6 @@ export class ReactionsService {
       users: UsersRepository;
       messagesService: MessagesService;
       usersService: UsersService;
-      members: GroupMembersRepository;
       rbac: RbacService;
     },
   ) {}
@@ -60,8 +58,7 @@ export class ReactionsService {
     const uid = reactor(ctx);
     const reaction = checkReaction(rawReaction);
     await this.deps.usersService.requireActor(ctx);
-    const visible = await this.deps.messagesService.requireVisible(ctx, rawId);
-    const scope = await this.reactorScope(ctx, visible);
+    const { row: visible, scope } = await this.deps.messagesService.requireVisibleWithScope(ctx, rawId);
     if (scope) await this.deps.rbac.requireScopeAllows(ctx, visible.receiver, scope, 'addReaction');
     const id = String(visible.id);
     const row = await withTransaction(
@@ -106,10 +103,9 @@ export class ReactionsService {
   ): Promise<{ data: Reaction[]; meta: ReactionListMeta }> {
     const reaction = rawReaction === undefined ? undefined : checkReaction(rawReaction);
     await this.deps.usersService.requireActor(ctx);
-    const message = await this.deps.messagesService.requireVisible(ctx, rawId);
+    const { row: message, scope } = await this.deps.messagesService.requireVisibleWithScope(ctx, rawId);
     const limit = input.limit ?? LIMITS.reactionsPageMax;
     const page: Parameters<ReactionsRepository['list']>[2] = { reaction, afterId: input.id === undefined ? undefined : cursorId(input.id), limit };
-    const scope = await this.reactorScope(ctx, message);
     if (scope) {
       const values = await this.deps.rbac.scopeValues(ctx, message.receiver, scope, ['listReactions', 'listReactions.allowedScopes']);
       if (values.get('listReactions') === 'deny') throw permissionDenied('listReactions', { scope, guid: message.receiver });
@@ -137,11 +133,6 @@ export class ReactionsService {
     return { data, meta };
   }
 
-  /** The onBehalfOf user's scope in the group of a group message, whose permissions govern reactions there. */
-  private async reactorScope(ctx: RequestContext, message: MessageRow): Promise<MemberScope | undefined> {
-    if (ctx.onBehalfOf === undefined || message.receiver_type !== 'group') return undefined;
-    return (await this.deps.members.get(ctx.appId, message.receiver, ctx.onBehalfOf))?.scope;
-  }
 }
 
 function reactor(ctx: RequestContext): string {
