@@ -622,7 +622,8 @@ function requirePermitted(facts: SendFacts, target: Target): void {
   const deniedBy = facts.deniedBy;
   if (!deniedBy) return;
   if (deniedBy.startsWith('scope:')) {
-    throw permissionDenied(deniedBy.slice('scope:'.length), { scope: facts.memberScope ?? 'participant', guid: target.receiver });
+    // A scope's permission applies only through a membership, so the scope was read.
+    throw permissionDenied(deniedBy.slice('scope:'.length), { scope: facts.memberScope!, guid: target.receiver });
   }
   throw permissionDenied(deniedBy, { role: facts.sender!.role });
 }
