@@ -5,9 +5,9 @@ import { DEFAULT_IMPORT_BODY_LIMIT, type Config } from './config.js';
 import { createServices, type Services } from './container.js';
 import type { Database } from './db/database.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/plugins/error-handler.js';
-import { assertNoNulInJson, assertNoNulInRequest } from './http/plugins/nul-guard.js';
 import { trackInFlight } from './http/plugins/in-flight.js';
 import { installOpenApi } from './http/plugins/openapi.js';
+import { installTextGuard } from './http/plugins/text-guard.js';
 import { dataImportRoutes } from './http/routes/data-import/index.js';
 import { v3Routes } from './http/routes/v3/index.js';
 import { validatorCompiler } from './schemas/validator.js';
@@ -53,30 +53,10 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   const services = createServices(options.database, tenancy, { importMaxRecords: options.config.importMaxRecords });
 
-  // An empty body with a JSON content type (common on DELETE) is read as no body.
-  const jsonParser = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
-    if (text === '') return done(null, undefined);
-    jsonParser(request, text, (error, parsed) => {
-      if (error) return done(error, undefined);
-      try {
-        assertNoNulInJson(text, parsed);
-        done(null, parsed);
-      } catch (refused) {
-        done(refused as Error, undefined);
-      }
-    });
-  });
-
+  installTextGuard(app);
   app.setValidatorCompiler(validatorCompiler);
   // A route with an optional body sees `{}` when none was sent; required fields still fail.
   app.addHook('preValidation', (request, _reply, done) => {
-    try {
-      assertNoNulInRequest(request);
-    } catch (error) {
-      return done(error as Error);
-    }
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
     done();
   });

@@ -11,6 +11,7 @@ import { groupConversationId } from '../domain/messages.js';
 import { LIMITS, metadataJson, normalizeId, normalizeTags, unixSecondsToDate } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
 import { hashPassword } from '../domain/passwords.js';
+import { findUnstorable } from '../domain/text.js';
 import { toUnix } from '../domain/time.js';
 import { pairKey, type GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository, NewGroup } from '../repositories/groups.repository.js';
@@ -600,8 +601,14 @@ function time(value: number | string | undefined): Date | undefined {
   return value === undefined ? undefined : unixSecondsToDate(value);
 }
 
-/** Validates a record against its schema; a failure is ERR_BAD_REQUEST with a detail per field. */
+/**
+ * Validates a record: text PostgreSQL can store, nested at most MAX_JSON_DEPTH deep (the edge's
+ * rule, applied here record by record), then its schema. A failure is ERR_BAD_REQUEST with a
+ * detail per field.
+ */
 function check(validate: ValidateFunction, record: unknown): void {
+  const unstorable = findUnstorable(record);
+  if (unstorable) throw badRequest(unstorable);
   if (validate(record)) return;
   const details: ErrorDetails = {};
   const errors = (validate.errors ?? []) as ErrorObject[];

@@ -14,7 +14,7 @@ export interface DataImportRouteOptions {
  */
 const acceptAsSent = () => () => true;
 
-/** What every import route sets besides its schema. */
+/** What every import route sets besides its schema; the edge leaves the records' text to the service too. */
 export function routeOptions(options: DataImportRouteOptions) {
-  return { bodyLimit: options.bodyLimit, validatorCompiler: acceptAsSent };
+  return { bodyLimit: options.bodyLimit, validatorCompiler: acceptAsSent, config: { bodyCheck: 'records' as const } };
 }
