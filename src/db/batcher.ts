@@ -1,3 +1,9 @@
+import { isDataError, isRetryable } from './driver-errors.js';
+import { retryPause } from './transaction.js';
+
+/** Runs of a batch (or part of one) after a deadlock or serialization failure. */
+const MAX_ATTEMPTS = 4;
+
 /**
  * Coalesces concurrent single-row writes into multi-row statements: the application's own
  * group commit. Items submitted while the database is busy wait and go together in the next
@@ -12,6 +18,13 @@
  * can wait on a lock (a row another transaction holds), and it must not hold up the items
  * behind it: with `stalledAfterMs`, a batch still running after that long gives its place to
  * the next one, up to `maxStalled` such batches at once.
+ *
+ * One item must never fail the others of its batch. A batch the database refuses for its data
+ * (isDataError: one item's text it cannot store, a constraint) is split in halves, each run on
+ * its own, until the items at fault are alone: each caller gets its own answer, in about
+ * 2·log2(batch) more statements for one bad item. A batch aborted by a deadlock or a
+ * serialization failure is run again (a few times). Any other failure (a lost connection, a
+ * timeout) would fail every part alike: it fails the batch's callers at once.
  */
 export class Batcher<I, O> {
   private queue: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
@@ -64,7 +77,7 @@ export class Batcher<I, O> {
               this.releaseOverdue();
               this.schedule();
             }, this.options.stalledAfterMs);
-      this.run(batch.map((entry) => entry.item))
+      runApart(this.run, batch.map((entry) => entry.item))
         .then(
           (results) => {
             batch.forEach((entry, index) => {
@@ -85,4 +98,30 @@ export class Batcher<I, O> {
         });
     }
   }
+}
+
+/**
+ * Runs items with `run` as one statement; when the database refuses its data, in halves, until
+ * the items at fault are alone (see Batcher). Retries deadlocks and serialization failures.
+ * Throws a failure that is not about the data (every item would fail alike).
+ */
+export async function runApart<I, O>(run: (items: I[]) => Promise<Array<O | Error>>, items: I[]): Promise<Array<O | Error>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run(items);
+    } catch (error) {
+      if (isRetryable(error) && attempt < MAX_ATTEMPTS) {
+        await retryPause(attempt);
+        continue;
+      }
+      if (items.length === 1 || !isDataError(error)) throw error;
+      const half = items.length >>> 1;
+      const part = (slice: I[]) => runApart(run, slice).catch((failed: unknown): Array<O | Error> => slice.map(() => asError(failed)));
+      return [...(await part(items.slice(0, half))), ...(await part(items.slice(half)))];
+    }
+  }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

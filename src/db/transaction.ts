@@ -1,13 +1,12 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from '../domain/context.js';
+import { isRetryable, sqlState } from './driver-errors.js';
 import type { DB } from './schema.js';
 
 export type Tx = Transaction<DB>;
 /** Either the database or an open transaction: repositories accept both. */
 export type Executor = Kysely<DB> | Transaction<DB>;
 
-/** serialization_failure, deadlock_detected: safe to retry the whole unit of work. */
-const RETRYABLE = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 4;
 
 /**
@@ -24,10 +23,14 @@ export async function withTransaction<T>(
     try {
       return await db.transaction().execute(work);
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (!code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw error;
-      log?.warn({ tx: name, attempt, code }, 'transaction aborted; retrying');
-      await new Promise((resolve) => setTimeout(resolve, 5 * attempt * Math.random()));
+      if (!isRetryable(error) || attempt >= MAX_ATTEMPTS) throw error;
+      log?.warn({ tx: name, attempt, code: sqlState(error) }, 'transaction aborted; retrying');
+      await retryPause(attempt);
     }
   }
+}
+
+/** A short random pause before the `attempt`-th retry, so racing retries fall apart. */
+export function retryPause(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 5 * attempt * Math.random()));
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { Batcher } from '../db/batcher.js';
+import { Batcher, runApart } from '../db/batcher.js';
 import { translated } from '../db/driver-errors.js';
 import { parseTimestamptz } from '../db/timestamps.js';
 import type { Engine } from '../db/database.js';
@@ -72,19 +72,14 @@ export class MessageBatchesRepository {
         (rounds[round] ??= []).push(index);
       }
       for (const round of rounds) {
+        // One send's failure (its text, a muid sent twice at once) must not fail the others.
+        let outcomes: Array<SendOutcome | Error>;
         try {
-          const outcomes = await this.sendRound(appId, round.map((index) => items[index]!.message));
-          round.forEach((index, n) => (results[index] = outcomes[n]!));
-        } catch {
-          // One send's failure (a muid sent twice at once) must not fail the others.
-          for (const index of round) {
-            try {
-              results[index] = (await this.sendRound(appId, [items[index]!.message]))[0]!;
-            } catch (error) {
-              results[index] = error instanceof Error ? error : new Error(String(error));
-            }
-          }
+          outcomes = await runApart((messages: NewMessage[]) => this.sendRound(appId, messages), round.map((index) => items[index]!.message));
+        } catch (error) {
+          outcomes = round.map(() => (error instanceof Error ? error : new Error(String(error))));
         }
+        round.forEach((index, n) => (results[index] = outcomes[n]!));
       }
     }
     return results;

@@ -58,7 +58,9 @@ export interface UserListFilter {
  * Rows whose uid exists already are skipped; the inserted rows are returned.
  */
 async function insertUsers(db: Executor, items: Array<{ appId: string; user: NewUser }>): Promise<UserRow[]> {
-  const records = items.map(({ appId, user }) => {
+  // In key order, so racing statements that insert the same keys wait for each other, never deadlock.
+  const ordered = [...items].sort((a, b) => compareKeys(a.appId, a.user.uid, b.appId, b.user.uid));
+  const records = ordered.map(({ appId, user }) => {
     const fields = JSON.stringify({
       app_id: appId,
       uid: user.uid,
@@ -88,6 +90,11 @@ async function insertUsers(db: Executor, items: Array<{ appId: string; user: New
       returning *`.execute(db),
   );
   return result.rows;
+}
+
+function compareKeys(appA: string, uidA: string, appB: string, uidB: string): number {
+  if (appA !== appB) return appA < appB ? -1 : 1;
+  return uidA < uidB ? -1 : uidA > uidB ? 1 : 0;
 }
 
 /** The active users of these keys, in one statement: a key probe per pair (absent: no row). */

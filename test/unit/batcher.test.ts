@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Batcher } from '../../src/db/batcher.js';
+import { Batcher, runApart } from '../../src/db/batcher.js';
 
 describe('Batcher', () => {
   it('sends items submitted together as one batch, and answers each in order', async () => {
@@ -102,5 +102,43 @@ describe('Batcher', () => {
     }, { maxBatch: 1, maxInFlight: 2, stalledAfterMs: 1_000, maxStalled: 4 });
     await Promise.all(Array.from({ length: 8 }, (_, i) => quick.submit(i)));
     assert.equal(most, 2);
+  });
+
+  it('runs a batch whose data the database refuses in halves, so only the item at fault fails', async () => {
+    const statements: number[][] = [];
+    // A statement fails as PostgreSQL does for text it cannot store (SQLSTATE 22P05) when it holds item 13.
+    const run = async (items: number[]) => {
+      statements.push(items);
+      if (items.includes(13)) throw Object.assign(new Error('unsupported Unicode escape sequence'), { code: '22P05' });
+      return items.map((n) => n * 2);
+    };
+    const items = Array.from({ length: 32 }, (_, n) => n);
+    const results = await runApart(run, items);
+    results.forEach((result, n) => (n === 13 ? assert.match(String(result), /Unicode/) : assert.equal(result, n * 2)));
+    assert.ok(statements.length <= 1 + 2 * Math.log2(items.length), `${statements.length} statements`);
+    // Through a Batcher: every caller gets its own answer.
+    const batcher = new Batcher<number, number>(run, { maxBatch: 100, maxInFlight: 1 });
+    const settled = await Promise.allSettled(items.map((n) => batcher.submit(n)));
+    assert.deepEqual(settled.filter((s) => s.status === 'rejected').length, 1);
+    assert.equal(settled[13]!.status, 'rejected');
+  });
+
+  it('runs a batch again after a deadlock, and fails a batch at once for a failure that is not about its data', async () => {
+    let runs = 0;
+    const deadlocked = await runApart(async (items: number[]) => {
+      if (++runs < 3) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+      return items;
+    }, [1, 2, 3]);
+    assert.deepEqual(deadlocked, [1, 2, 3]);
+    assert.equal(runs, 3);
+    let timedOut = 0;
+    await assert.rejects(
+      runApart(async () => {
+        timedOut++;
+        throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+      }, [1, 2, 3, 4]),
+      /statement timeout/,
+    );
+    assert.equal(timedOut, 1, 'a timeout is not split: each part would time out alike');
   });
 });

@@ -1,0 +1,109 @@
+/**
+ * Work coalesced across requests gives each request its own answer (issue 20, fault 2): one
+ * request's data that the database refuses fails that request alone, whichever app sent it.
+ * The edge refuses such data first (hostile-input.test.ts); these tests hand it to the
+ * coalescing repositories directly, as a bug or a new path might.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { userConversationId } from '../../src/domain/conversation-id.js';
+import { groupConversationId } from '../../src/domain/messages.js';
+import { MessageBatchesRepository } from '../../src/repositories/message-batches.repository.js';
+import { MessagesRepository, type NewMessage } from '../../src/repositories/messages.repository.js';
+import { UsersRepository } from '../../src/repositories/users.repository.js';
+import { body, createTestApp, uniqueId, type TestApp } from '../helpers/app.js';
+import { newGroup, newUids } from '../helpers/factories.js';
+
+let t: TestApp;
+before(async () => {
+  t = await createTestApp();
+});
+after(async () => {
+  await t.close();
+});
+
+const LONE = 'x\ud800';
+
+describe("one app's bad request in a coalesced statement", () => {
+  it("fails none of another app's concurrent create-users (authOnly key, raw requests)", async () => {
+    const n = 200;
+    const bad = Array.from({ length: n }, () =>
+      t.call(t.appA, '/v3/users', { method: 'POST', key: 'auth', body: `{"uid":"${uniqueId('bad')}","name":"x\\ud800"}`, headers: { 'content-type': 'application/json' } }),
+    );
+    const good = Array.from({ length: n }, () => t.call(t.appB, '/v3/users', { method: 'POST', key: 'auth', body: { uid: uniqueId('good'), name: 'Good' } }));
+    const [badAnswers, goodAnswers] = await Promise.all([Promise.all(bad), Promise.all(good)]);
+    assert.deepEqual(new Set(goodAnswers.map((r) => r.statusCode)), new Set([200]), goodAnswers.find((r) => r.statusCode !== 200)?.body);
+    assert.deepEqual(new Set(badAnswers.map((r) => r.statusCode)), new Set([400]));
+  });
+
+  it('fails only the refused user of a coalesced insert, across apps', async () => {
+    const repo = new UsersRepository(t.database.db);
+    const uids = Array.from({ length: 40 }, () => uniqueId('iso'));
+    const badIndex = 17;
+    const settled = await Promise.allSettled(
+      uids.map((uid, n) => repo.create(n % 2 ? t.appA.appId : t.appB.appId, { uid, name: n === badIndex ? LONE : `User ${n}` })),
+    );
+    settled.forEach((outcome, n) => assert.equal(outcome.status, n === badIndex ? 'rejected' : 'fulfilled', `user ${n}`));
+    const stored = await t.database.db.selectFrom('users').select('uid').where('uid', 'in', uids).execute();
+    assert.equal(stored.length, uids.length - 1);
+  });
+
+  it('answers each coalesced read of active users, the refused one alone failing', async () => {
+    const repo = new UsersRepository(t.database.db);
+    const [a] = await newUids(t, t.appA, 1);
+    const [b] = await newUids(t, t.appB, 1);
+    const asked: Array<[string, string]> = [
+      [t.appA.appId, a!],
+      [t.appB.appId, LONE],
+      [t.appB.appId, b!],
+      [t.appA.appId, uniqueId('nobody')],
+    ];
+    const settled = await Promise.allSettled(asked.map(([appId, uid]) => repo.getActive(appId, uid)));
+    assert.deepEqual(
+      settled.map((s) => (s.status === 'fulfilled' ? (s.value?.uid ?? 'none') : 'rejected')),
+      [a, 'rejected', b, 'none'],
+    );
+  });
+
+  it('answers each coalesced page-version check, the refused one alone failing', async () => {
+    const repo = new MessagesRepository(t.database.db);
+    const [a, b] = await newUids(t, t.appA, 2);
+    const good = { conversation: { id: userConversationId(a!, b!), stateUids: [a!, b!] }, uids: [a!, b!], guids: [] };
+    const bad = { conversation: { id: LONE, stateUids: [] }, uids: [], guids: [] };
+    const settled = await Promise.allSettled([repo.pageVersion(t.appA.appId, good), repo.pageVersion(t.appB.appId, bad), repo.pageVersion(t.appA.appId, good)]);
+    assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'fulfilled']);
+  });
+
+  it('stores every other send of a coalesced send statement', async () => {
+    const repo = new MessageBatchesRepository(t.database.db, t.database.engine);
+    const [a, b, c] = await newUids(t, t.appA, 3);
+    const [x, y] = await newUids(t, t.appB, 2);
+    const group = await newGroup(t, t.appA, {}, a);
+    const message = (sender: string, receiver: string, text: string, receiverType: 'user' | 'group' = 'user'): NewMessage => ({
+      conversationId: receiverType === 'user' ? userConversationId(sender, receiver) : groupConversationId(receiver),
+      sender,
+      receiver,
+      receiverType,
+      category: 'message',
+      type: 'text',
+      dataJson: JSON.stringify({ text }),
+      tags: [],
+      mentionedUids: [],
+      muid: null,
+    });
+    const sends: Array<[string, NewMessage]> = [
+      [t.appA.appId, message(a!, b!, 'one')],
+      [t.appB.appId, message(x!, y!, LONE)],
+      [t.appA.appId, message(a!, c!, 'two')],
+      [t.appB.appId, message(y!, x!, 'three')],
+      [t.appA.appId, message(a!, group.guid, 'four', 'group')],
+    ];
+    const settled = await Promise.allSettled(sends.map(([appId, m]) => repo.send(appId, m)));
+    assert.deepEqual(
+      settled.map((s) => (s.status === 'fulfilled' ? (s.value.row ? 'stored' : 'refused') : 'failed')),
+      ['stored', 'failed', 'stored', 'stored', 'stored'],
+    );
+    const history = await t.call(t.appB, `/v3/users/${y}/messages`, { onBehalfOf: x! });
+    assert.deepEqual(body(history).data.map((m: any) => m.data.text), ['three']);
+  });
+});
