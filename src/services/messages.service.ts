@@ -188,16 +188,23 @@ export class MessagesService {
     }
     if (!input.multipleReceivers) return this.sendNow(ctx, sender, targets[0]!, prepared);
     // The receivers' sends go together (one statement for them all), each with its own result.
+    // Each commits on its own, so a failure of one is that receiver's answer: once another's
+    // message is stored, the call must not answer as if nothing was (a 5xx). Only when every
+    // receiver's send failed with nothing stored may a server failure be the call's answer.
+    let serverFailure: unknown;
     const outcomes = await Promise.all(
       targets.map(async (target): Promise<SendResult> => {
         try {
           return { success: true, data: await this.sendNow(ctx, sender, target, prepared) };
         } catch (error) {
-          if (!(error instanceof AppError) || error.status >= 500) throw error;
-          return uidFailure(error);
+          if (error instanceof AppError && error.status < 500) return uidFailure(error);
+          ctx.log.error({ err: error, receiver: target.receiver, receiverType: target.receiverType }, 'the send to one of several receivers failed');
+          serverFailure ??= error;
+          return uidFailure(error instanceof AppError ? error : new AppError('ERR_EXCEPTION'));
         }
       }),
     );
+    if (serverFailure !== undefined && !outcomes.some((outcome) => outcome.success)) throw serverFailure;
     const result: MultiSendResult = { uids: {}, guids: {} };
     targets.forEach((target, n) => ((target.receiverType === 'user' ? result.uids : result.guids)[target.receiver] = outcomes[n]!));
     return result;
