@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { DEFAULT_IMPORT_BODY_LIMIT, type Config } from './config.js';
+import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_IMPORT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
 import { createServices, type Services } from './container.js';
 import type { Database } from './db/database.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/plugins/error-handler.js';
-import { trackInFlight } from './http/plugins/in-flight.js';
+import { refuseWhileClosing, trackInFlight } from './http/plugins/in-flight.js';
 import { installOpenApi } from './http/plugins/openapi.js';
 import { installTextGuard } from './http/plugins/text-guard.js';
 import { dataImportRoutes } from './http/routes/data-import/index.js';
@@ -14,7 +14,8 @@ import { validatorCompiler } from './schemas/validator.js';
 import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
-  config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> & Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit'>>;
+  config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> &
+    Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit' | 'requestTimeoutMs' | 'connectionTimeoutMs'>>;
   database: Database;
   /** A Fastify logger option; silent when neither this nor loggerInstance is given. */
   logger?: FastifyServerOptions['logger'];
@@ -38,8 +39,12 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit: options.config.bodyLimit,
     genReqId: () => crypto.randomUUID(),
-    // Answer 503 to requests arriving during shutdown, finish those in flight.
-    return503OnClosing: true,
+    // A client has this long to send a whole request; a connection silent both ways this long is
+    // closed (docs/timeouts.md). Handlers are bounded by the database's timeouts.
+    requestTimeout: options.config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    connectionTimeout: options.config.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
+    // Requests arriving during shutdown are answered by refuseWhileClosing, in the vendor's shape.
+    return503OnClosing: false,
     // A conversation id is two uids of up to 100 characters and `_user_`; longer path values
     // are refused by the routes' schemas, and beyond this by frameworkErrorHandler.
     routerOptions: { maxParamLength: 512 },
@@ -53,6 +58,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   const services = createServices(options.database, tenancy, { importMaxRecords: options.config.importMaxRecords });
 
+  refuseWhileClosing(app);
   installTextGuard(app);
   app.setValidatorCompiler(validatorCompiler);
   // A route with an optional body sees `{}` when none was sent; required fields still fail.

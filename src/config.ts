@@ -24,10 +24,33 @@ export interface Config {
   importMaxRecords: number;
   /** Largest accepted request body on the data import routes, in bytes (PARLEY_IMPORT_BODY_LIMIT). */
   importBodyLimit: number;
+  /** Time to receive a whole request, headers and body (PARLEY_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** A connection with no traffic either way for this long is closed (PARLEY_CONNECTION_TIMEOUT_MS). */
+  connectionTimeoutMs: number;
+  /** Database waits and runs; 0 turns one off (docs/timeouts.md). */
+  dbTimeouts: DatabaseTimeouts;
+  /** How long a shutdown lets requests in flight finish before it closes their connections (PARLEY_SHUTDOWN_GRACE_MS). */
+  shutdownGraceMs: number;
 }
+
+export interface DatabaseTimeouts {
+  /** Longest wait for a free connection (PARLEY_DB_ACQUIRE_TIMEOUT_MS). */
+  acquireMs: number;
+  /** PostgreSQL's statement_timeout on every connection (PARLEY_DB_STATEMENT_TIMEOUT_MS). */
+  statementMs: number;
+  /** PostgreSQL's idle_in_transaction_session_timeout on every connection (PARLEY_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS). */
+  idleInTransactionMs: number;
+}
+
+export const DEFAULT_DB_TIMEOUTS: DatabaseTimeouts = { acquireMs: 10_000, statementMs: 30_000, idleInTransactionMs: 60_000 };
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_CONNECTION_TIMEOUT_MS = 120_000;
 
 export const DEFAULT_IMPORT_MAX_RECORDS = 10_000;
 export const DEFAULT_IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -52,6 +75,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     bodyLimit: intVar(env, 'PARLEY_BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     importMaxRecords: intVar(env, 'PARLEY_IMPORT_MAX_RECORDS', DEFAULT_IMPORT_MAX_RECORDS, 1, 1_000_000),
     importBodyLimit: intVar(env, 'PARLEY_IMPORT_BODY_LIMIT', DEFAULT_IMPORT_BODY_LIMIT, 1024, 1024 * 1024 * 1024),
+    requestTimeoutMs: intVar(env, 'PARLEY_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1, DAY_MS),
+    connectionTimeoutMs: intVar(env, 'PARLEY_CONNECTION_TIMEOUT_MS', DEFAULT_CONNECTION_TIMEOUT_MS, 1, DAY_MS),
+    dbTimeouts: {
+      acquireMs: intVar(env, 'PARLEY_DB_ACQUIRE_TIMEOUT_MS', DEFAULT_DB_TIMEOUTS.acquireMs, 1, DAY_MS),
+      statementMs: intVar(env, 'PARLEY_DB_STATEMENT_TIMEOUT_MS', DEFAULT_DB_TIMEOUTS.statementMs, 0, DAY_MS),
+      idleInTransactionMs: intVar(env, 'PARLEY_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', DEFAULT_DB_TIMEOUTS.idleInTransactionMs, 0, DAY_MS),
+    },
+    shutdownGraceMs: intVar(env, 'PARLEY_SHUTDOWN_GRACE_MS', 20_000, 0, DAY_MS),
   };
   const merged = { ...config, ...definedOnly(overrides) };
   if (overrides.region !== undefined) merged.region = regionVar(overrides.region);

@@ -18,8 +18,8 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination: 1 | 
 /** Opens the configured database (PostgreSQL, or the embedded one in the data dir) and migrates it. */
 export async function openMigratedDatabase(config: Config, log: Logger): Promise<Database> {
   const database = config.databaseUrl
-    ? await openDatabase({ engine: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize, log })
-    : await openDatabase({ engine: 'pglite', dataDir: config.dataDir, log });
+    ? await openDatabase({ engine: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize, timeouts: config.dbTimeouts, log })
+    : await openDatabase({ engine: 'pglite', dataDir: config.dataDir, timeouts: config.dbTimeouts, log });
   try {
     await migrate(database, log);
   } catch (error) {
@@ -73,8 +73,8 @@ export function loadTls(config: Config, log: Logger): TlsFiles {
   return { ...generated, certPath, selfSigned: true };
 }
 
-/** How long a shutdown waits for running handlers whose clients have gone. */
-const SHUTDOWN_GRACE_MS = 10_000;
+/** How long closing the database may take once the grace is over (then the process exits anyway). */
+const DATABASE_CLOSE_MS = 5_000;
 
 export interface RunningServer extends ParleyApp {
   database: Database;
@@ -116,12 +116,18 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
       close() {
         closing ??= (async () => {
           log.info('shutting down: finishing requests in flight');
+          const deadline = Date.now() + config.shutdownGraceMs;
           try {
-            await parley.app.close();
+            // New requests on open connections answer 503 from now on (see app.ts); the
+            // connections still busy after the grace are cut, their transactions roll back.
+            if (!(await within(parley.app.close(), config.shutdownGraceMs))) {
+              log.warn({ graceMs: config.shutdownGraceMs }, 'requests still running after the grace period: closing their connections');
+              parley.app.server.closeAllConnections();
+            }
             // Handlers of clients that hung up still run: let them finish before the database goes.
-            if (!(await parley.drained(SHUTDOWN_GRACE_MS))) log.warn('requests still running after the grace period');
+            if (!(await parley.drained(Math.max(0, deadline - Date.now())))) log.warn('requests still running after the grace period');
           } finally {
-            await database.close();
+            if (!(await within(database.close(), DATABASE_CLOSE_MS))) log.warn('the database did not close in time');
           }
           log.info('stopped');
         })();
@@ -131,6 +137,17 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
   } catch (error) {
     await database.close();
     throw error;
+  }
+}
+
+/** Whether `work` settles within `ms` (it goes on either way). */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -3,8 +3,10 @@ import path from 'node:path';
 import { PGlite, types } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql, type PostgresPool } from 'kysely';
 import pg from 'pg';
+import { DEFAULT_DB_TIMEOUTS, type DatabaseTimeouts } from '../config.js';
 import type { Logger } from '../domain/context.js';
 import { DataDirLock } from './data-dir-lock.js';
+import { acquireTimeout, unavailable } from './driver-errors.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { parseTimestamptz } from './timestamps.js';
 import type { DB } from './schema.js';
@@ -28,9 +30,11 @@ export interface Database {
 }
 
 export type DatabaseOptions =
-  | { engine: 'postgres'; url: string; poolSize?: number; log: Logger }
+  | { engine: 'postgres'; url: string; poolSize?: number; timeouts?: DatabaseTimeouts; log: Logger }
   | {
       engine: 'pglite';
+      /** Only acquireMs applies: the embedded database runs one statement at a time, in this process. */
+      timeouts?: DatabaseTimeouts;
       /** Directory of the embedded database; omitted for an in-memory database (tests). */
       dataDir?: string;
       /** A dump to start from (tests use a migrated template). */
@@ -48,10 +52,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return options.engine === 'postgres' ? openPostgres(options) : openPGlite(options);
 }
 
-async function openPostgres(options: { url: string; poolSize?: number; log: Logger }): Promise<Database> {
+async function openPostgres(options: { url: string; poolSize?: number; timeouts?: DatabaseTimeouts; log: Logger }): Promise<Database> {
+  const timeouts = options.timeouts ?? DEFAULT_DB_TIMEOUTS;
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 20,
+    // A request waits at most this long for a connection (then 503), and no statement or
+    // transaction left open can hold locks and connections for ever (docs/timeouts.md).
+    connectionTimeoutMillis: timeouts.acquireMs,
+    statement_timeout: timeouts.statementMs,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
     // pg closes a client idle for 10 s by default. Its replacement is a new backend that plans
     // every statement anew: after a quiet spell of 12 s a send took ~50 ms instead of 4–18 ms.
     idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
@@ -62,7 +72,7 @@ async function openPostgres(options: { url: string; poolSize?: number; log: Logg
   });
   // An idle client that loses its server emits 'error'; without a listener that kills the process.
   pool.on('error', (error) => options.log.warn({ err: error }, 'idle PostgreSQL client failed'));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool, timeouts.acquireMs, options.log) }) });
   try {
     await sql`select 1`.execute(db);
   } catch (error) {
@@ -92,7 +102,7 @@ const MAX_PREPARED_STATEMENTS = 2_000;
  * PostgreSQL parses and plans each statement once per connection instead of on every call
  * (measured: about 1.8x the rate of unnamed queries for a keyed read).
  */
-function preparingPool(pool: pg.Pool): PostgresPool {
+function preparingPool(pool: pg.Pool, acquireMs: number, log: Logger): PostgresPool {
   const names = new Map<string, string>();
   const patched = new WeakSet<pg.PoolClient>();
   const nameOf = (text: string) => {
@@ -104,9 +114,18 @@ function preparingPool(pool: pg.Pool): PostgresPool {
     return name;
   };
   const connect = async () => {
-    const client = await pool.connect();
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw /timeout/.test((error as Error).message) ? acquireTimeout(acquireMs, error) : (unavailable(error) ?? error);
+    }
     if (!patched.has(client)) {
       patched.add(client);
+      // A connection the server ends while it is checked out (idle_in_transaction_session_timeout,
+      // a restart) emits 'error' outside any query: without a listener that kills the process.
+      // The query that next uses it fails instead, and the pool drops it when it is released.
+      client.on('error', (error) => log.warn({ err: error }, 'PostgreSQL connection failed'));
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (text: unknown, values?: unknown[]) => {
         // Anything but SQL text (a cursor) goes to pg as it is.
@@ -120,7 +139,7 @@ function preparingPool(pool: pg.Pool): PostgresPool {
         ).catch((error: Error) => {
           // A stack that leads back to the caller, not to the socket read (as pg's promise does).
           Error.captureStackTrace(error);
-          throw error;
+          throw unavailable(error) ?? error;
         });
       };
     }
@@ -129,7 +148,7 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   return { connect, end: () => pool.end() };
 }
 
-async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; log: Logger }): Promise<Database> {
+async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; timeouts?: DatabaseTimeouts; log: Logger }): Promise<Database> {
   let lock: DataDirLock | undefined;
   let pgDir: string | undefined;
   if (options.dataDir) {
@@ -149,7 +168,7 @@ async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; log: 
       parsers: { [types.INT8]: (value: string) => value, [types.TIMESTAMPTZ]: parseTimestamptz },
     });
     await pglite.waitReady;
-    db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+    db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, (options.timeouts ?? DEFAULT_DB_TIMEOUTS).acquireMs) });
   } catch (error) {
     lock?.release();
     throw error;

@@ -1,3 +1,5 @@
+import { AppError } from '../domain/errors.js';
+
 /**
  * Driver errors, translated once. Repositories rethrow these; services turn them into
  * catalogue errors. Both `pg` and PGlite put the SQLSTATE in `code`.
@@ -22,10 +24,12 @@ export class ForeignKeyViolation extends Error {
   }
 }
 
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
 /** The SQLSTATE of a driver error, or of the driver error a translated one wraps. */
 export function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') return code;
+  if (typeof code === 'string' && SQLSTATE.test(code)) return code;
   const cause = (error as { cause?: unknown } | null)?.cause;
   return cause !== undefined && cause !== error ? sqlState(cause) : undefined;
 }
@@ -61,4 +65,45 @@ export async function translated<T>(query: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw translateDriverError(error);
   }
+}
+
+/** Seconds a client is told to wait after the database was busy or unreachable. */
+const RETRY_AFTER_BUSY = 1;
+const RETRY_AFTER_TIMEOUT = 5;
+
+/** The pool had no free connection within its acquisition timeout (PostgreSQL's pool, or PGlite's one session). */
+export function acquireTimeout(waitedMs: number, cause?: unknown): AppError {
+  return new AppError('ERR_MISSION_FAILED', {
+    message: `The server is busy: no database connection was free within ${waitedMs / 1000} s. Retry later.`,
+    retryAfter: RETRY_AFTER_BUSY,
+    cause,
+  });
+}
+
+/**
+ * A failure that is the database's state, not the request's: a timeout (statement_timeout,
+ * idle_in_transaction_session_timeout, lock_timeout), a server shutting down or refusing
+ * connections, a lost connection. As ERR_MISSION_FAILED (503, with Retry-After), or undefined
+ * for any other error.
+ */
+export function unavailable(error: unknown): AppError | undefined {
+  if (error instanceof AppError) return undefined;
+  const state = sqlState(error);
+  const message = (error as { message?: unknown } | null)?.message;
+  if (state === '57014' || state === '55P03' || state === '25P03') {
+    return new AppError('ERR_MISSION_FAILED', {
+      message: 'The database did not complete the request in time. Retry later.',
+      retryAfter: RETRY_AFTER_TIMEOUT,
+      cause: error,
+    });
+  }
+  const lost =
+    (state !== undefined && (state.startsWith('08') || state.startsWith('57P') || state === '53300')) ||
+    (state === undefined && typeof message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect)|ECONNREFUSED|ECONNRESET/.test(message));
+  if (!lost) return undefined;
+  return new AppError('ERR_MISSION_FAILED', {
+    message: 'The database cannot be reached right now. Retry later.',
+    retryAfter: RETRY_AFTER_TIMEOUT,
+    cause: error,
+  });
 }

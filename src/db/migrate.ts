@@ -40,6 +40,8 @@ export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
 export async function migrate(database: Database, log: Logger, migrations = loadMigrations()): Promise<number[]> {
   const applied: number[] = [];
   await database.db.connection().execute(async (conn) => {
+    // A migration (or the wait for another node's) may take longer than a request's statement.
+    await sql`set statement_timeout = 0`.execute(conn);
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(conn);
     try {
       await sql`create table if not exists parley_migrations (
@@ -69,6 +71,7 @@ export async function migrate(database: Database, log: Logger, migrations = load
       }
     } finally {
       await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(conn);
+      await sql`reset statement_timeout`.execute(conn);
     }
   });
   return applied;

@@ -1,4 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
+import { acquireTimeout } from './driver-errors.js';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -21,13 +22,17 @@ import {
  * every other query waits in line. The SQL is PostgreSQL's, unchanged.
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pg: PGlite) {}
+  constructor(
+    private readonly pg: PGlite,
+    /** Longest wait in line for the session; then the caller gets acquireTimeout (a 503). */
+    private readonly acquireMs: number,
+  ) {}
 
   createAdapter(): DialectAdapter {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pg);
+    return new PGliteDriver(this.pg, this.acquireMs);
   }
   createQueryCompiler(): QueryCompiler {
     return new PostgresQueryCompiler();
@@ -41,7 +46,10 @@ class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(private readonly pg: PGlite) {
+  constructor(
+    private readonly pg: PGlite,
+    private readonly acquireMs: number,
+  ) {
     this.connection = new PGliteConnection(pg);
   }
 
@@ -54,7 +62,23 @@ class PGliteDriver implements Driver {
     const turn = new Promise<void>((resolve) => (release = resolve));
     const previous = this.queue;
     this.queue = previous.then(() => turn);
-    await previous;
+    // A caller that gave up keeps its place in line, and passes its turn on at once.
+    let gaveUp = false;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        gaveUp = true;
+        reject(acquireTimeout(this.acquireMs));
+      }, this.acquireMs);
+    });
+    void previous.then(() => {
+      if (gaveUp) release();
+    });
+    try {
+      await Promise.race([previous, waited]);
+    } finally {
+      clearTimeout(timer);
+    }
     this.connection.release = release;
     return this.connection;
   }

@@ -10,6 +10,8 @@ export interface AppErrorOptions {
   /** Field-level details, field name → problem. */
   details?: ErrorDetails;
   cause?: unknown;
+  /** Seconds the client should wait before retrying (sent as Retry-After). */
+  retryAfter?: number;
 }
 
 /** The one error type services throw. Its status always comes from the catalogue. */
@@ -17,6 +19,7 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: ErrorDetails | undefined;
+  readonly retryAfter: number | undefined;
 
   constructor(code: ErrorCode, options: AppErrorOptions = {}) {
     const entry = ERROR_CATALOGUE[code];
@@ -25,6 +28,7 @@ export class AppError extends Error {
     this.code = code;
     this.status = entry.status;
     this.details = options.details;
+    this.retryAfter = options.retryAfter;
   }
 }
 

@@ -6,7 +6,7 @@ import type { Services } from '../../src/container.js';
 import type { Database } from '../../src/db/database.js';
 import { silentLogger } from '../../src/domain/context.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
-import { createTestDatabase } from './db.js';
+import { createTestDatabase, type TestDatabaseOptions } from './db.js';
 
 export const TEST_REGION = 'us';
 export const TEST_DOMAIN = 'parley.test';
@@ -25,6 +25,8 @@ export interface TestApp {
   app: FastifyInstance;
   services: Services;
   database: Database;
+  /** The database's connection string, on PostgreSQL. */
+  url: string | undefined;
   /** Two tenants, so every test can check that the other sees nothing. */
   appA: CreatedApp;
   appB: CreatedApp;
@@ -40,8 +42,8 @@ export function hostOf(app: { appId: string }, region = TEST_REGION): string {
 /** Config a test may change, e.g. a small data import maximum. */
 export type TestConfig = Partial<Pick<Config, 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit'>>;
 
-export async function createTestApp(config: TestConfig = {}): Promise<TestApp> {
-  const testDb = await createTestDatabase();
+export async function createTestApp(config: TestConfig = {}, databaseOptions: TestDatabaseOptions = {}): Promise<TestApp> {
+  const testDb = await createTestDatabase(databaseOptions);
   const { app, services } = await buildApp({
     config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024, ...config },
     database: testDb.database,
@@ -54,6 +56,7 @@ export async function createTestApp(config: TestConfig = {}): Promise<TestApp> {
     app,
     services,
     database: testDb.database,
+    url: testDb.url,
     appA,
     appB,
     call(target, url, options = {}) {

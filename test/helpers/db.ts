@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import type { DatabaseTimeouts } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { loadMigrations, migrate } from '../../src/db/migrate.js';
 import { silentLogger } from '../../src/domain/context.js';
@@ -67,10 +68,16 @@ async function pgliteTemplate(): Promise<Blob> {
   return dump;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** Settings a test may give its database: a small pool, short timeouts. */
+export interface TestDatabaseOptions {
+  poolSize?: number;
+  timeouts?: DatabaseTimeouts;
+}
+
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   if (TEST_ENGINE === 'postgres') {
     const created = await createPostgresDatabase();
-    const database = await openDatabase({ engine: 'postgres', url: created.url, poolSize: 10, log: silentLogger });
+    const database = await openDatabase({ engine: 'postgres', url: created.url, poolSize: options.poolSize ?? 10, timeouts: options.timeouts, log: silentLogger });
     await migrate(database, silentLogger);
     return {
       database,
@@ -81,7 +88,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       },
     };
   }
-  const database = await openDatabase({ engine: 'pglite', loadDataDir: await pgliteTemplate(), log: silentLogger });
+  const database = await openDatabase({ engine: 'pglite', loadDataDir: await pgliteTemplate(), timeouts: options.timeouts, log: silentLogger });
   await migrate(database, silentLogger);
   return { database, url: undefined, drop: () => database.close() };
 }

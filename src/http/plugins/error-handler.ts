@@ -67,6 +67,7 @@ export function installErrorHandling(app: FastifyInstance, options: { bodyLimit:
     } else if (appError.status >= 500) {
       request.log.error({ err: appError.cause ?? appError }, appError.message);
     }
+    if (appError.retryAfter !== undefined) void reply.header('retry-after', String(appError.retryAfter));
     void reply.status(appError.status).send(errorBody(appError));
   });
 

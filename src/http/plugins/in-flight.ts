@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../../domain/errors.js';
 
 const COUNTED = Symbol('countedInFlight');
 type Counted = FastifyRequest & { [COUNTED]?: boolean };
@@ -42,4 +43,22 @@ export function trackInFlight(app: FastifyInstance): { drained(timeoutMs: number
       });
     },
   };
+}
+
+/**
+ * Once the server is closing, a request that still arrives on an open connection is answered
+ * 503 ERR_MISSION_FAILED in the vendor's shape (with Retry-After, and the connection closed), so
+ * the client retries elsewhere; Fastify's own 503 has another shape.
+ */
+export function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    void reply.header('connection', 'close');
+    done(new AppError('ERR_MISSION_FAILED', { message: 'The server is shutting down. Retry the request.', retryAfter: 1 }));
+  });
 }
