@@ -1,10 +1,11 @@
 import crypto from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_IMPORT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
+import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_IMPORT_BODY_LIMIT, DEFAULT_IMPORT_CONCURRENCY, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
 import { createServices, type Services } from './container.js';
 import type { Database } from './db/database.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/plugins/error-handler.js';
+import { ImportCallLimiter } from './http/plugins/import-limits.js';
 import { refuseWhileClosing, trackInFlight } from './http/plugins/in-flight.js';
 import { installOpenApi } from './http/plugins/openapi.js';
 import { installTextGuard } from './http/plugins/text-guard.js';
@@ -15,7 +16,7 @@ import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
   config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> &
-    Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit' | 'requestTimeoutMs' | 'connectionTimeoutMs'>>;
+    Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs'>>;
   database: Database;
   /** A Fastify logger option; silent when neither this nor loggerInstance is given. */
   logger?: FastifyServerOptions['logger'];
@@ -78,8 +79,10 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   await typed.register(v3Routes, { prefix: '/v3', services, tenancy });
   // The data import API at both base paths; the OpenAPI document lists the /v3 one.
   const importBodyLimit = options.config.importBodyLimit ?? DEFAULT_IMPORT_BODY_LIMIT;
+  // One bound on the import calls in flight for both prefixes.
+  const importCalls = new ImportCallLimiter(options.config.importConcurrency ?? DEFAULT_IMPORT_CONCURRENCY);
   for (const [prefix, hidden] of [['/v3/data_import', false], ['/v3.0/data_import', true]] as const) {
-    await typed.register(dataImportRoutes, { prefix, services, tenancy, bodyLimit: importBodyLimit, hidden });
+    await typed.register(dataImportRoutes, { prefix, services, tenancy, bodyLimit: importBodyLimit, hidden, importCalls });
   }
   await app.ready();
   return { app, services, drained: inFlight.drained };

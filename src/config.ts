@@ -24,6 +24,8 @@ export interface Config {
   importMaxRecords: number;
   /** Largest accepted request body on the data import routes, in bytes (PARLEY_IMPORT_BODY_LIMIT). */
   importBodyLimit: number;
+  /** Data import calls running at once: per server (PARLEY_IMPORT_MAX_CALLS) and per app (PARLEY_IMPORT_MAX_CALLS_PER_APP). */
+  importConcurrency: { perServer: number; perApp: number };
   /** Time to receive a whole request, headers and body (PARLEY_REQUEST_TIMEOUT_MS). */
   requestTimeoutMs: number;
   /** A connection with no traffic either way for this long is closed (PARLEY_CONNECTION_TIMEOUT_MS). */
@@ -49,6 +51,7 @@ export const DEFAULT_CONNECTION_TIMEOUT_MS = 120_000;
 
 export const DEFAULT_IMPORT_MAX_RECORDS = 10_000;
 export const DEFAULT_IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
+export const DEFAULT_IMPORT_CONCURRENCY = { perServer: 4, perApp: 4 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -75,6 +78,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     bodyLimit: intVar(env, 'PARLEY_BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     importMaxRecords: intVar(env, 'PARLEY_IMPORT_MAX_RECORDS', DEFAULT_IMPORT_MAX_RECORDS, 1, 1_000_000),
     importBodyLimit: intVar(env, 'PARLEY_IMPORT_BODY_LIMIT', DEFAULT_IMPORT_BODY_LIMIT, 1024, 1024 * 1024 * 1024),
+    importConcurrency: {
+      perServer: intVar(env, 'PARLEY_IMPORT_MAX_CALLS', DEFAULT_IMPORT_CONCURRENCY.perServer, 1, 1000),
+      perApp: intVar(env, 'PARLEY_IMPORT_MAX_CALLS_PER_APP', DEFAULT_IMPORT_CONCURRENCY.perApp, 1, 1000),
+    },
     requestTimeoutMs: intVar(env, 'PARLEY_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1, DAY_MS),
     connectionTimeoutMs: intVar(env, 'PARLEY_CONNECTION_TIMEOUT_MS', DEFAULT_CONNECTION_TIMEOUT_MS, 1, DAY_MS),
     dbTimeouts: {

@@ -1,5 +1,6 @@
 import { DEFAULT_IMPORT_MAX_RECORDS, type Config } from './config.js';
 import type { Database } from './db/database.js';
+import { PasswordHasher } from './domain/passwords.js';
 import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
 import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
@@ -42,6 +43,8 @@ export function createServices(
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
+  // scrypt runs on libuv's thread pool (4 threads): half of it at most, requests' own hashes first.
+  const passwords = new PasswordHasher(2);
   const repositories = {
     apps: new AppsRepository(db, credentials),
     apiKeys: new ApiKeysRepository(db, credentials),
@@ -66,7 +69,7 @@ export function createServices(
   const users = new UsersService({ db, users: repositories.users, blocks: repositories.blockedUsers, authTokens, roles: repositories.roles });
   const roles = new RolesService({ db, roles: repositories.roles });
   const rbac = new RbacService({ db, roles: repositories.roles, groups: repositories.groups, permissions: repositories.permissions });
-  const groupDeps = { db, groups: repositories.groups, members: repositories.groupMembers, users: repositories.users, usersService: users, rbac };
+  const groupDeps = { db, groups: repositories.groups, members: repositories.groupMembers, users: repositories.users, usersService: users, rbac, passwords };
   const socialDeps = { db, blocks: repositories.blockedUsers, users: repositories.users, usersService: users };
   const friends = new FriendsService({ ...socialDeps, friends: repositories.friends });
   const blockedUsers = new BlockedUsersService(socialDeps);
@@ -126,6 +129,7 @@ export function createServices(
     messagesService: messages,
     noteBulkWrite: (rows) => database.noteBulkWrite(rows),
     maxRecords: options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS,
+    passwords,
   });
   return { apps, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, threads, reactions, messageEdits, conversations, dataImport };
 }

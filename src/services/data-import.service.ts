@@ -10,7 +10,7 @@ import type { ErrorCode } from '../domain/error-codes.js';
 import { groupConversationId } from '../domain/messages.js';
 import { LIMITS, metadataJson, normalizeId, normalizeTags, unixSecondsToDate } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
-import { hashPassword } from '../domain/passwords.js';
+import type { PasswordHasher } from '../domain/passwords.js';
 import { findUnstorable } from '../domain/text.js';
 import { toUnix } from '../domain/time.js';
 import { pairKey, type GroupMembersRepository } from '../repositories/group-members.repository.js';
@@ -50,8 +50,6 @@ type ImportMessage = Static<typeof ImportMessageRecord>;
 const CHUNK = 1_000;
 /** Messages per transaction: a message import writes them in two statements, whatever their number. */
 const MESSAGE_CHUNK = 5_000;
-/** scrypt hashes at a time: leaves the rest of libuv's thread pool to the other requests. */
-const HASH_CONCURRENCY = 2;
 
 interface Kind {
   wrapper: 'users' | 'groups' | 'members' | 'messages';
@@ -110,6 +108,8 @@ export class DataImportService {
       noteBulkWrite: (rows: number) => void;
       /** Records accepted per call. */
       maxRecords: number;
+      /** Hashes the imported groups' passwords after every request's own (bulk priority). */
+      passwords: PasswordHasher;
     },
   ) {}
 
@@ -527,9 +527,11 @@ export class DataImportService {
       if (existing.has(p.group.guid)) outcomes.set(p.group.guid, guidExists(p.group.guid));
       return !existing.has(p.group.guid);
     });
-    await mapLimit(fresh, HASH_CONCURRENCY, async (p) => {
-      if (p.group.type === 'password') p.group.passwordHash = await hashPassword(p.password!);
-    });
+    await Promise.all(
+      fresh.map(async (p) => {
+        if (p.group.type === 'password') p.group.passwordHash = await this.deps.passwords.hash(p.password!, 'bulk');
+      }),
+    );
 
     for (const chunk of chunks(sortBy(fresh, (p) => p.group.guid))) {
       const answer = await withTransaction(
@@ -680,13 +682,4 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function inOrder<T>(entries: Array<[string, unknown]>, results: Map<string, RecordResult<T>>): Record<string, RecordResult<T>> {
   // fromEntries defines properties, so even a key such as __proto__ stays a plain key.
   return Object.fromEntries(entries.map(([key]) => [key, results.get(key)!]));
-}
-
-/** Runs `work` over `items`, at most `limit` at a time. */
-async function mapLimit<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -6,7 +6,7 @@ import { AppError, badRequest, uidFailure as failure } from '../domain/errors.js
 import { LIMITS, normalizeId } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
-import { verifyPassword } from '../domain/passwords.js';
+import type { PasswordHasher } from '../domain/passwords.js';
 import { toUnix } from '../domain/time.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
@@ -62,6 +62,7 @@ export class GroupMembersService {
       usersService: UsersService;
       rbac: RbacService;
       actions: ActionMessages;
+      passwords: PasswordHasher;
     },
   ) {}
 
@@ -116,7 +117,7 @@ export class GroupMembersService {
     if (group.type === 'private') throw new AppError('ERR_GROUP_JOIN_NOT_ALLOWED', { params: { guid: group.guid } });
     if (group.type === 'password') {
       if (!input.password) throw new AppError('ERR_EMPTY_GROUP_PASS');
-      if (!group.password_hash || !(await verifyPassword(input.password, group.password_hash))) {
+      if (!group.password_hash || !(await this.deps.passwords.verify(input.password, group.password_hash))) {
         throw new AppError('ERR_WRONG_GROUP_PASS', { params: { guid: group.guid } });
       }
     }

@@ -6,7 +6,7 @@ import type { RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
 import { LIMITS, metadataJson, normalizeId, normalizeTags } from '../domain/normalize.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
-import { hashPassword } from '../domain/passwords.js';
+import type { PasswordHasher } from '../domain/passwords.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupChanges, GroupListFilter, GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
@@ -90,6 +90,7 @@ export class GroupsService {
       usersService: UsersService;
       membersService: GroupMembersService;
       rbac: RbacService;
+      passwords: PasswordHasher;
     },
   ) {}
 
@@ -108,7 +109,7 @@ export class GroupsService {
     const actor = await this.deps.usersService.requireActor(ctx);
     if (actor) await this.deps.rbac.requireGroupTypeAllowed(ctx, actor.role, 'createGroup', input.type);
     const owner = input.owner !== undefined ? normalizeId(input.owner) : ctx.onBehalfOf;
-    const passwordHash = input.type === 'password' ? await hashPassword(input.password!) : null;
+    const passwordHash = input.type === 'password' ? await this.deps.passwords.hash(input.password!) : null;
     const metadata = metadataJson(input.metadata);
     try {
       return await withTransaction(
@@ -200,7 +201,7 @@ export class GroupsService {
   async update(ctx: RequestContext, rawGuid: string, input: UpdateGroupInput): Promise<Group> {
     const guid = normalizeId(rawGuid);
     await this.deps.usersService.requireActor(ctx);
-    const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
+    const passwordHash = input.password !== undefined ? await this.deps.passwords.hash(input.password) : undefined;
     const unset = new Set(input.unset ?? []);
     return withTransaction(
       this.deps.db,

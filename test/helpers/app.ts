@@ -40,7 +40,7 @@ export function hostOf(app: { appId: string }, region = TEST_REGION): string {
 }
 
 /** Config a test may change, e.g. a small data import maximum. */
-export type TestConfig = Partial<Pick<Config, 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit'>>;
+export type TestConfig = Partial<Pick<Config, 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency'>>;
 
 export async function createTestApp(config: TestConfig = {}, databaseOptions: TestDatabaseOptions = {}): Promise<TestApp> {
   const testDb = await createTestDatabase(databaseOptions);

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { installAuth } from '../../plugins/auth.js';
+import type { ImportCallLimiter } from '../../plugins/import-limits.js';
 import type { TenancySettings } from '../../plugins/tenancy.js';
 import { importGroupsRoutes } from './groups.routes.js';
 import { importMembersRoutes } from './members.routes.js';
@@ -10,10 +11,11 @@ import { importUsersRoutes } from './users.routes.js';
 /**
  * The data import API, at `<prefix>/data_import`: registered at both `/v3.0` (the base path
  * customers were given) and `/v3`, with the tenancy and authentication of the general API
- * (a fullAccess key).
+ * (a fullAccess key), and a bound on the calls in flight (see ImportCallLimiter).
  */
-export const dataImportRoutes: FastifyPluginAsync<DataImportRouteOptions & { tenancy: TenancySettings }> = async (app, options) => {
+export const dataImportRoutes: FastifyPluginAsync<DataImportRouteOptions & { tenancy: TenancySettings; importCalls: ImportCallLimiter }> = async (app, options) => {
   installAuth(app, { apps: options.services.apps, tenancy: options.tenancy });
+  options.importCalls.install(app);
   const routeOptions = { services: options.services, bodyLimit: options.bodyLimit, hidden: options.hidden };
   for (const routes of [importUsersRoutes, importGroupsRoutes, importMembersRoutes, importMessagesRoutes]) await app.register(routes, routeOptions);
 };
