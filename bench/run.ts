@@ -3,17 +3,20 @@
 //
 //   npm run bench [-- --engine pglite|postgres|all] [--duration 8] [--only NAME]
 //                    [--users 100000] [--history 1000,1000000] [--import-messages 1000000]
+//                    [--crash-senders 128] [--crash-kills 3] [--crash-acks 50]
 //
 // Baselines: no-database Fastify routes (for reads: a user, and a 50-message history page), and
 // raw single-row INSERTs over the pg driver at the same concurrency (for writes). Every server runs in its own process; autocannon
 // drives it from this one, over loopback.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { describe as describeImport, importThroughput, type ImportBenchResult } from './import.js';
+import { describeCrash, runCrashScenario, type CrashReport } from './lib/crash.js';
 import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
 import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 
@@ -27,6 +30,10 @@ const { values } = parseArgs({
     'import-messages': { type: 'string', default: '1000000' },
     // e.g. `--connections 64` to measure one concurrency of the targets only.
     connections: { type: 'string', default: '16,64' },
+    // Crash under load (PostgreSQL): senders, kills, and acknowledged sends per sender before each kill.
+    'crash-senders': { type: 'string', default: '128' },
+    'crash-kills': { type: 'string', default: '3' },
+    'crash-acks': { type: 'string', default: '50' },
   },
 });
 const duration = Number(values.duration);
@@ -45,6 +52,8 @@ interface Row {
 }
 const rows: Row[] = [];
 const wanted = (name: string) => !values.only || name.includes(values.only);
+/** The scenarios that drive a Parley server with autocannon (and need the Fastify baselines). */
+const LOAD_SCENARIOS = ['get user', 'list users', 'list members', 'history page', 'add 25 members', 'send message', 'create user'];
 
 function report(row: Omit<Row, 'ratio'>) {
   const ratio = row.result.requestsPerSecond / row.baselineRate;
@@ -107,7 +116,7 @@ function rawInsertRate(
 // --- read baseline ------------------------------------------------------------------------
 const fastify = new Map<number, LoadResult>();
 const fastifyHistory = new Map<number, LoadResult>();
-{
+if (LOAD_SCENARIOS.some(wanted)) {
   const server = await startServerProcess<{ port: number }>('baseline-server.ts');
   const serverCpu = { server: server.cpuMeter };
   for (const connections of CONCURRENCIES) {
@@ -128,8 +137,7 @@ const fastifyHistory = new Map<number, LoadResult>();
 let commitLatencyMs: number | null = null;
 
 async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: string) {
-  const scenarios = ['get user', 'list users', 'list members', 'history page', 'add 25 members', 'send message', 'create user'];
-  if (!scenarios.some(wanted)) return;
+  if (!LOAD_SCENARIOS.some(wanted)) return;
   // Raw INSERT rates by concurrency, kept as measured; rawInsert measures and logs another.
   const inserts = new Map<number, number>();
   const rawInsert = async (connections: number, when = ''): Promise<number> => {
@@ -317,6 +325,33 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
 
 const engines = values.engine === 'all' ? ['postgres', 'pglite'] : [values.engine!];
 const imports: ImportBenchResult[] = [];
+const crashes: CrashReport[] = [];
+
+/**
+ * Crash under load (bench/lib/crash.ts): many senders, a `parley serve` killed with SIGKILL
+ * several times under them, the checks that nothing acknowledged is lost or stored twice.
+ */
+async function crashUnderLoad(databaseUrl: string) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-crash-'));
+  const senders = Number(values['crash-senders']);
+  try {
+    const report = await runCrashScenario({
+      engine: 'postgres',
+      env: { ...process.env, PARLEY_DATA_DIR: dataDir, PARLEY_PORT: '0', PARLEY_HOST: '127.0.0.1', DATABASE_URL: databaseUrl },
+      dataDir,
+      databaseUrl,
+      senders,
+      kills: Number(values['crash-kills']),
+      acksPerKill: senders * Number(values['crash-acks']),
+      log: (line) => console.log(line),
+    });
+    crashes.push(report);
+    console.log(describeCrash(report));
+    if (report.problems.length > 0) process.exitCode = 1;
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
 for (const engine of engines) {
   // Import throughput (bench/import.ts): N messages in batches of 5,000, against COPY.
   const importOptions = { messages: Number(values['import-messages']), batch: 5_000, concurrency: 4 };
@@ -326,6 +361,7 @@ for (const engine of engines) {
       continue;
     }
     await withPostgresDatabase((url) => parleyScenarios('postgres', url));
+    if (wanted('crash')) await withPostgresDatabase(crashUnderLoad);
     if (wanted('import messages')) {
       const result = await withPostgresDatabase((url) => importThroughput({ engine: 'postgres', databaseUrl: url, ...importOptions }));
       imports.push(result);
@@ -333,6 +369,7 @@ for (const engine of engines) {
     }
   } else {
     await parleyScenarios('pglite');
+    if (values.only && wanted('crash')) console.log('crash: PostgreSQL only here (test/e2e/crash.test.ts runs a small one on PGlite); skipped on pglite');
     if (wanted('import messages')) {
       const result = await importThroughput({ engine: 'pglite', ...importOptions });
       imports.push(result);
@@ -344,7 +381,7 @@ for (const engine of engines) {
 // Each run is kept (a partial run, --only, must not erase the last full one), and the newest
 // is also latest.json.
 const at = new Date().toISOString();
-const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports }, null, 2)}\n`;
+const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes }, null, 2)}\n`;
 const kept = `.bench/run-${at.replace(/[:.]/g, '-')}.json`;
 fs.mkdirSync('.bench', { recursive: true });
 fs.writeFileSync(kept, results);

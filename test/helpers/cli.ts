@@ -66,10 +66,19 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+export interface StartOptions {
+  /**
+   * Once it listens, keep only the last this many characters of its output: a server under load
+   * logs two lines per request at the info level, which must not pile up in the test's memory.
+   */
+  keepOutputChars?: number;
+}
+
 /** Starts `parley serve` and waits until it listens. */
-export function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServerProcess> {
+export function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000, options: StartOptions = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
+  let listening = false;
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -78,9 +87,14 @@ export function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<
     }, timeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk;
+      if (listening) {
+        if (options.keepOutputChars !== undefined && output.length > 2 * options.keepOutputChars) output = output.slice(-options.keepOutputChars);
+        return;
+      }
       // The listening line is the last one a start prints (after any first-run banner).
       const match = /"url":"(https?):\/\/[^:]+:(\d+)".*Parley is listening/.exec(output);
       if (match) {
+        listening = true;
         clearTimeout(timer);
         resolve({
           child,
