@@ -1,0 +1,211 @@
+/**
+ * Tenant isolation (OWASP API1), for every operation the server routes: app B, calling with app
+ * A's ids in every place an operation names an entity, gets a refusal and never A's data, and A's
+ * rows never change. Also every route's key checks.
+ *
+ * The operations come from the server's OpenAPI document and route table (route-matrix.ts), so a
+ * new route is covered without editing this file; a parameter the matrix cannot classify fails
+ * the first test with the operation's and the parameter's names.
+ *
+ * B is two kinds of app, both made for the test:
+ *  - a stranger: a new, empty app (a new one for each request, so that what one request
+ *    legitimately creates in B, such as a user with A's uid, cannot change what the next sees).
+ *    Every request naming A's entities must be refused (404 or 403), but for the operations
+ *    listed in STRANGER_2XX, whose answers report per item;
+ *  - a twin: a copy of a tenant seeded with the same client-chosen ids as A (uids, guid, role,
+ *    tags, reaction) but its own messages, keys, tokens and marker. B's calls then act on B's own
+ *    same-named entities, while A's message ids, keys and tokens are unknown in B. Any answer
+ *    may come back (below 500), but never with A's data, and A's rows must not change.
+ */
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import type { CreatedApp } from '../../src/services/apps.service.js';
+import { body, createTestApp, type CallOptions } from '../helpers/app.js';
+import { answerItems, commonFailures, excerpt, isRefusal, ownedBy, parse, statusOf } from '../helpers/isolation-checks.js';
+import { listOperations, requestsFor, type Kind, type MatrixRequest, type Operation } from '../helpers/route-matrix.js';
+import { copyAppRows, newApp, newMarker, readCatalogue, seedTenant, sharedIds, snapshot, snapshotDiff } from '../helpers/tenant-data.js';
+
+/**
+ * Operations that may answer a stranger 2xx although the request names A's entities, and why.
+ * Their answers may name A's ids only where B now holds an entity of its own with that id, and
+ * their per-item failures must be not-found errors.
+ */
+const STRANGER_2XX: Record<string, string> = {
+  'create-user': 'B may have a user with the uid of one of A’s',
+  'create-group': 'B may have a group with the guid of one of A’s (its inline members answer per uid)',
+  'create-role': 'B may have a role with the id of one of A’s',
+  'import-users': 'per record; B may import a user with the uid of one of A’s',
+  'import-groups': 'per record; B may import a group with the guid of one of A’s',
+  'import-members': 'per record',
+  'import-messages': 'per record',
+  'deactivate-users': 'answers the uids it deactivated; unknown uids are left out',
+  'reactivate-users': 'answers the uids it reactivated; unknown uids are left out',
+  'send-message': 'with multipleReceivers, answers per receiver',
+};
+
+/** Operations that must succeed in a stranger with only their required fields, naming A's ids. */
+const CREATES = new Set(['create-user', 'create-group', 'create-role', 'import-users', 'import-groups']);
+
+/** Kinds of entity that a twin does not share with A: naming them must be refused in the twin too. */
+const A_ONLY: Kind[] = ['message', 'apiKey', 'authToken'];
+
+const t = await createTestApp();
+after(() => t.close());
+const catalogue = await readCatalogue(t);
+// A's message ids far from other small numbers (reaction ids, counts), so that an `id` field
+// holding one can only be A's message.
+await sql`select setval(pg_get_serial_sequence('messages', 'id'), 5000000)`.execute(t.database.db);
+const ids = sharedIds();
+const a = await seedTenant(t, t.appA, ids, newMarker());
+const twinSource = await seedTenant(t, await newApp(t, 'Twin source'), ids, newMarker());
+const { operations, problems: routeProblems } = await listOperations(t);
+
+function call(app: CreatedApp, request: MatrixRequest, op: Operation, options: CallOptions = {}) {
+  return t.call(app, request.url, {
+    method: op.method as 'GET',
+    query: request.query,
+    ...(request.body !== undefined ? { body: request.body } : {}),
+    ...options,
+  });
+}
+
+describe('the matrix covers every route', () => {
+  it('serves every routed operation from the OpenAPI document, and classifies every parameter', () => {
+    assert.deepEqual(routeProblems, []);
+    const problems: string[] = [];
+    for (const op of operations) requestsFor(op, a, problems);
+    assert.deepEqual([...new Set(problems)], []);
+    // A floor, so that an empty document or route table cannot pass as "nothing to check".
+    assert.ok(operations.length >= 87, `only ${operations.length} operations found`);
+    assert.ok(operations.some((op) => op.path.startsWith('/v3.0/data_import/')), 'the second data import prefix is covered');
+  });
+});
+
+describe('every route checks the key before anything else', () => {
+  for (const op of operations) {
+    it(`${op.method} ${op.path}`, async () => {
+      const [request] = requestsFor(op, a, []);
+      const before = await snapshot(t, catalogue);
+      const refusals: Array<[CallOptions['key'] | 'B key on A', number, string]> = [
+        ['none', 401, 'AUTH_ERR_EMPTY_APIKEY'],
+        [{ literal: crypto.randomBytes(20).toString('hex') }, 401, 'AUTH_ERR_APIKEY_NOT_FOUND'],
+        ['B key on A', 401, 'AUTH_ERR_APIKEY_NOT_FOUND'],
+      ];
+      if (op.access !== 'authOnly') refusals.push(['auth', 403, 'AUTH_ERR_NO_ACCESS']);
+      for (const [key, status, code] of refusals) {
+        const response = await call(t.appA, request!, op, { key: key === 'B key on A' ? { literal: t.appB.apiKey } : key });
+        assert.equal(response.statusCode, status, `${JSON.stringify(key)}: ${excerpt(response)}`);
+        assert.equal(parse(response)?.error?.code, code, `${JSON.stringify(key)}: ${excerpt(response)}`);
+      }
+      assert.deepEqual(snapshotDiff(before, await snapshot(t, catalogue)), [], 'a refused request changed the database');
+      if (op.access === 'authOnly') {
+        const response = await call(t.appA, request!, op, { key: 'auth' });
+        assert.ok(response.statusCode < 500 && !String(parse(response)?.error?.code).startsWith('AUTH_ERR'), `authOnly key refused: ${excerpt(response)}`);
+        const token = parse(response)?.data?.authToken;
+        if (typeof token === 'string') a.secrets.push(token);
+      }
+    });
+  }
+});
+
+const trace = (setup: string, request: MatrixRequest, onBehalfOf: string | undefined, response: { statusCode: number; body: string }) => {
+  if (process.env.PARLEY_ISOLATION_TRACE) console.log(`TRACE ${setup} ${request.label} ${onBehalfOf ? 'obo' : '-'} ${JSON.stringify(request.query)} ${response.statusCode} ${response.body.slice(0, 160)}`);
+};
+
+const takesOnBehalfOf = (op: Operation) => op.parameters.some((p) => p.in === 'header' && p.name === 'onBehalfOf');
+
+/**
+ * The failures of a stranger's answer to a request naming A's entities. With `ownActor`, the
+ * stranger has a user of its own with the uid of A's onBehalfOf user, so that the request gets
+ * past the actor's check to the other entities it names.
+ */
+async function strangerFailures(op: Operation, request: MatrixRequest, b: CreatedApp, onBehalfOf: string | undefined, ownActor = false) {
+  const response = await call(b, request, op, onBehalfOf ? { onBehalfOf } : {});
+  trace(ownActor ? 'actor' : 'stranger', request, onBehalfOf, response);
+  const failures = commonFailures(a, response);
+  // The onBehalfOf header counts where the operation takes one (elsewhere it is ignored).
+  const actor = onBehalfOf !== undefined && !ownActor && takesOnBehalfOf(op);
+  const named = request.names.size > 0 || actor;
+  const what = [...request.names, ...(actor ? ['onBehalfOf user'] : [])].join(', ');
+  if (response.statusCode < 300) {
+    if (named && !STRANGER_2XX[op.operationId]) failures.push(`answered ${excerpt(response)} to a request naming A's ${what}`);
+    const items = answerItems(a, parse(response));
+    const owned = await ownedBy(t, b.appId, items.ids);
+    const foreign = [...items.ids].filter((id) => !owned.has(id));
+    if (foreign.length > 0) failures.push(`answer names A's ${foreign.join(', ')}, which B does not hold: ${excerpt(response)}`);
+    const wrong = items.failureCodes.filter((code) => statusOf(code) !== 404);
+    if (wrong.length > 0) failures.push(`per-item failures that are not "not found": ${wrong.join(', ')}: ${excerpt(response)}`);
+  } else if (named && !isRefusal(response, onBehalfOf, request.separate)) {
+    failures.push(`answered ${excerpt(response)} to a request naming A's ${what}, not a refusal (404 or 403)`);
+  }
+  const setup = ownActor ? 'stranger with its own onBehalfOf user' : 'stranger';
+  return failures.map((f) => `${setup}, ${request.label}${onBehalfOf && !ownActor ? ' onBehalfOf A’s user' : ''}: ${f}`);
+}
+
+/** A create naming A's id with only its required fields must succeed in a stranger, as B's own. */
+async function createFailures(op: Operation, request: MatrixRequest, b: CreatedApp) {
+  const response = await call(b, request, op);
+  const failures = commonFailures(a, response);
+  const items = answerItems(a, parse(response));
+  if (response.statusCode >= 300 || items.failureCodes.length > 0) failures.push(`did not create: ${excerpt(response)}`);
+  const owned = await ownedBy(t, b.appId, items.ids);
+  if (owned.size === 0 || owned.size !== items.ids.size) failures.push(`B does not hold what it created: ${excerpt(response)}`);
+  return failures.map((f) => `stranger, ${request.label}: ${f}`);
+}
+
+async function twinFailures(op: Operation, request: MatrixRequest, b: CreatedApp, onBehalfOf: string | undefined) {
+  const response = await call(b, request, op, onBehalfOf ? { onBehalfOf } : {});
+  trace('twin', request, onBehalfOf, response);
+  const failures = commonFailures(a, response);
+  const foreign = A_ONLY.filter((k) => request.names.has(k));
+  if (foreign.length > 0 && !STRANGER_2XX[op.operationId] && !isRefusal(response, onBehalfOf, request.separate)) {
+    failures.push(`answered ${excerpt(response)} to a request naming A's ${foreign.join(', ')}`);
+  }
+  return failures.map((f) => `twin, ${request.label}${onBehalfOf ? ' onBehalfOf the twin’s user' : ''}: ${f}`);
+}
+
+describe('another app reaches none of A’s data', () => {
+  for (const op of operations) {
+    it(`${op.method} ${op.path} (${op.operationId})`, async () => {
+      const requests = requestsFor(op, a, []);
+      const before = await snapshot(t, catalogue, a.app.appId);
+      const failures: string[] = [];
+      for (const request of requests) {
+        for (const onBehalfOf of [undefined, a.users[0]]) {
+          failures.push(...(await strangerFailures(op, request, await newApp(t, 'Stranger'), onBehalfOf)));
+        }
+        if (takesOnBehalfOf(op)) {
+          const b = await newApp(t, 'Stranger with a user');
+          const actor = await t.call(b, '/v3/users', { method: 'POST', body: { uid: a.users[0], name: 'B’s own user' } });
+          assert.equal(actor.statusCode, 200, actor.body);
+          failures.push(...(await strangerFailures(op, request, b, a.users[0], true)));
+        }
+      }
+      if (CREATES.has(op.operationId)) {
+        for (const request of requestsFor(op, a, [], { minimal: true })) failures.push(...(await createFailures(op, request, await newApp(t, 'Stranger'))));
+      }
+      const twin = await newApp(t, 'Twin');
+      await copyAppRows(t, catalogue, twinSource.app.appId, twin.appId);
+      for (const request of requests) {
+        for (const onBehalfOf of [undefined, a.users[0]]) failures.push(...(await twinFailures(op, request, twin, onBehalfOf)));
+      }
+      const changed = snapshotDiff(before, await snapshot(t, catalogue, a.app.appId));
+      if (changed.length > 0) failures.push(`A's rows changed:\n  ${changed.join('\n  ')}`);
+      assert.deepEqual(failures, []);
+    });
+  }
+});
+
+it('the seeded tenant is what the matrix names', async () => {
+  // The matrix is only as good as A's data: every kind it names exists in A.
+  const user = await t.call(t.appA, `/v3/users/${a.users[0]}`);
+  assert.ok(user.body.includes(a.marker), 'A’s user carries the marker');
+  const message = await t.call(t.appA, `/v3/messages/${a.messages[0]}`);
+  assert.equal(body(message).data.conversationId, a.conversations[0]);
+  const reactions = await t.call(t.appA, `/v3/messages/${a.messages[0]}/reactions/${a.reaction}`);
+  assert.equal(reactions.statusCode, 200, reactions.body);
+  assert.equal((await t.call(t.appA, `/v3/apikeys/${encodeURIComponent(a.apiKeys[1]!)}`)).statusCode, 200);
+  assert.equal((await t.call(t.appA, `/v3/users/${a.users[0]}/auth_tokens/${encodeURIComponent(a.authTokens[1]!)}`)).statusCode, 200);
+});
