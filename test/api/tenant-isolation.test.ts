@@ -80,6 +80,19 @@ describe('the matrix covers every route', () => {
     // A floor, so that an empty document or route table cannot pass as "nothing to check".
     assert.ok(operations.length >= 87, `only ${operations.length} operations found`);
     assert.ok(operations.some((op) => op.path.startsWith('/v3.0/data_import/')), 'the second data import prefix is covered');
+    assert.ok(operations.some((op) => op.access === 'authOnly'), 'route configs were read');
+  });
+
+  it('fails on an operation naming something it cannot classify', () => {
+    const problems: string[] = [];
+    const widget: Operation = {
+      method: 'PUT', path: '/v3/widgets/{widgetId}', operationId: 'update-widget', access: 'fullAccess',
+      parameters: [{ name: 'widgetId', in: 'path' }, { name: 'owner', in: 'query' }, { name: 'apiVersion', in: 'header' }],
+      body: { type: 'object', properties: { gadgets: { type: 'object', properties: { gadgetIds: { type: 'array' } } } } },
+    };
+    requestsFor(widget, a, problems);
+    const named = (what: string) => problems.some((p) => p.includes('update-widget') && p.includes(what));
+    assert.ok(named('"widgetId"') && named('"owner"') && named('"apiVersion"') && named('"gadgets"'), problems.join('\n'));
   });
 });
 
@@ -101,10 +114,16 @@ describe('every route checks the key before anything else', () => {
       }
       assert.deepEqual(snapshotDiff(before, await snapshot(t, catalogue)), [], 'a refused request changed the database');
       if (op.access === 'authOnly') {
-        const response = await call(t.appA, request!, op, { key: 'auth' });
-        assert.ok(response.statusCode < 500 && !String(parse(response)?.error?.code).startsWith('AUTH_ERR'), `authOnly key refused: ${excerpt(response)}`);
-        const token = parse(response)?.data?.authToken;
-        if (typeof token === 'string') a.secrets.push(token);
+        // Accepted: answered as the fullAccess key is (both may write, so after the snapshot).
+        const withAuthKey = await call(t.appA, request!, op, { key: 'auth' });
+        const withFullKey = await call(t.appA, request!, op);
+        const code = (response: typeof withAuthKey) => parse(response)?.error?.code as string | undefined;
+        assert.ok(withAuthKey.statusCode < 500 && !code(withAuthKey)?.startsWith('AUTH_ERR'), `authOnly key refused: ${excerpt(withAuthKey)}`);
+        assert.deepEqual([withAuthKey.statusCode, code(withAuthKey)], [withFullKey.statusCode, code(withFullKey)], excerpt(withAuthKey));
+        for (const response of [withAuthKey, withFullKey]) {
+          const token = parse(response)?.data?.authToken;
+          if (typeof token === 'string') a.secrets.push(token);
+        }
       }
     });
   }
@@ -114,6 +133,30 @@ const trace = (setup: string, request: MatrixRequest, onBehalfOf: string | undef
   if (process.env.PARLEY_ISOLATION_TRACE) console.log(`TRACE ${setup} ${request.label} ${onBehalfOf ? 'obo' : '-'} ${JSON.stringify(request.query)} ${response.statusCode} ${response.body.slice(0, 160)}`);
 };
 
+/**
+ * Stranger apps. One serves request after request while it answers 4xx (a refused request
+ * writes nothing); after any other answer, which may have written to it, the next request gets a
+ * new one. With `ownActor`, each holds a user of its own with the uid of A's onBehalfOf user.
+ */
+class Strangers {
+  private app: CreatedApp | undefined;
+  constructor(readonly ownActor: boolean) {}
+  async get(): Promise<CreatedApp> {
+    if (this.app) return this.app;
+    const app = await newApp(t, this.ownActor ? 'Stranger with a user' : 'Stranger');
+    if (this.ownActor) {
+      const actor = await t.call(app, '/v3/users', { method: 'POST', body: { uid: a.users[0], name: 'B’s own user' } });
+      assert.equal(actor.statusCode, 200, actor.body);
+    }
+    return (this.app = app);
+  }
+  answered(status: number): void {
+    if (status < 400 || status >= 500) this.app = undefined;
+  }
+}
+const strangers = new Strangers(false);
+const strangersWithActor = new Strangers(true);
+
 const takesOnBehalfOf = (op: Operation) => op.parameters.some((p) => p.in === 'header' && p.name === 'onBehalfOf');
 
 /**
@@ -121,7 +164,9 @@ const takesOnBehalfOf = (op: Operation) => op.parameters.some((p) => p.in === 'h
  * stranger has a user of its own with the uid of A's onBehalfOf user, so that the request gets
  * past the actor's check to the other entities it names.
  */
-async function strangerFailures(op: Operation, request: MatrixRequest, b: CreatedApp, onBehalfOf: string | undefined, ownActor = false) {
+async function strangerFailures(op: Operation, request: MatrixRequest, pool: Strangers, onBehalfOf: string | undefined) {
+  const { ownActor } = pool;
+  const b = await pool.get();
   const response = await call(b, request, op, onBehalfOf ? { onBehalfOf } : {});
   trace(ownActor ? 'actor' : 'stranger', request, onBehalfOf, response);
   const failures = commonFailures(a, response);
@@ -140,6 +185,7 @@ async function strangerFailures(op: Operation, request: MatrixRequest, b: Create
   } else if (named && !isRefusal(response, onBehalfOf, request.separate)) {
     failures.push(`answered ${excerpt(response)} to a request naming A's ${what}, not a refusal (404 or 403)`);
   }
+  pool.answered(response.statusCode);
   const setup = ownActor ? 'stranger with its own onBehalfOf user' : 'stranger';
   return failures.map((f) => `${setup}, ${request.label}${onBehalfOf && !ownActor ? ' onBehalfOf A’s user' : ''}: ${f}`);
 }
@@ -173,15 +219,8 @@ describe('another app reaches none of A’s data', () => {
       const before = await snapshot(t, catalogue, a.app.appId);
       const failures: string[] = [];
       for (const request of requests) {
-        for (const onBehalfOf of [undefined, a.users[0]]) {
-          failures.push(...(await strangerFailures(op, request, await newApp(t, 'Stranger'), onBehalfOf)));
-        }
-        if (takesOnBehalfOf(op)) {
-          const b = await newApp(t, 'Stranger with a user');
-          const actor = await t.call(b, '/v3/users', { method: 'POST', body: { uid: a.users[0], name: 'B’s own user' } });
-          assert.equal(actor.statusCode, 200, actor.body);
-          failures.push(...(await strangerFailures(op, request, b, a.users[0], true)));
-        }
+        for (const onBehalfOf of [undefined, a.users[0]]) failures.push(...(await strangerFailures(op, request, strangers, onBehalfOf)));
+        if (takesOnBehalfOf(op)) failures.push(...(await strangerFailures(op, request, strangersWithActor, a.users[0])));
       }
       if (CREATES.has(op.operationId)) {
         for (const request of requestsFor(op, a, [], { minimal: true })) failures.push(...(await createFailures(op, request, await newApp(t, 'Stranger'))));
