@@ -61,7 +61,7 @@ const isFailure = (node: any) => node && typeof node === 'object' && node.succes
  * its per-item failures, and the codes of those failures.
  */
 export function answerItems(a: Tenant, json: unknown): { ids: Set<string>; failureCodes: string[]; successes: number } {
-  const aIds = new Set([...a.users, a.group, a.role, a.tag, a.reaction, ...a.conversations]);
+  const aIds = new Set([...a.users, ...(a.loner ? [a.loner] : []), a.group, a.role, a.tag, a.reaction, ...a.conversations]);
   const ids = new Set<string>();
   const failureCodes: string[] = [];
   let successes = 0;

@@ -15,7 +15,9 @@ import type { Tenant } from './tenant-data.js';
 /** What a parameter can name: each kind has values from a seeded tenant. */
 export type Kind =
   | 'user' | 'group' | 'role' | 'message' | 'apiKey' | 'authToken' | 'conversation' | 'reaction'
-  | 'tag' | 'search' | 'receiver' | 'receiverType' | 'mention';
+  | 'tag' | 'search' | 'receiver' | 'receiverType' | 'mention'
+  /** A user that only A has (no twin): a list of users names it after a user a twin shares. */
+  | 'loner';
 
 type Rule =
   /** Names an entity of this kind. */
@@ -187,7 +189,8 @@ export function kindValues(a: Tenant): Record<Kind, unknown[]> {
     user: a.users, group: [a.group], role: [a.role], message: a.messages.slice(0, 3), apiKey: a.apiKeys, authToken: a.authTokens,
     conversation: a.conversations, reaction: [a.reaction], tag: [a.tag], search: [a.prefix],
     receiver: [a.users[1], a.group], receiverType: ['user', 'group'],
-    mention: [{ text: `hello from B <@uid:${a.users[1]}>` }],
+    mention: [{ text: `hello from B <@uid:${a.loner ?? a.users[1]}>` }],
+    loner: a.loner ? [a.loner] : [],
   };
 }
 
@@ -208,6 +211,8 @@ export interface MatrixRequest {
 
 interface BuildOptions {
   variant: number;
+  /** The index of the first user handed out (the onBehalfOf user should be another). */
+  userOffset: number;
   /** The body's required fields only. */
   minimal: boolean;
   /** The `separately` field to send, instead of the fields it replaces. */
@@ -228,8 +233,7 @@ class Builder {
   pick(k: Kind): unknown {
     this.names.add(k);
     const list = this.values[k];
-    // Users in turn from u2: the onBehalfOf user is u1, so that u1 acts on others.
-    return k === 'user' ? list[(1 + this.slot++) % list.length] : list[this.options.variant % list.length];
+    return k === 'user' ? list[(this.options.userOffset + this.slot++) % list.length] : list[this.options.variant % list.length];
   }
 
   rule(table: Record<string, Rule>, where: string, name: string, path = name): Rule | undefined {
@@ -275,7 +279,8 @@ class Builder {
         return this.pathValues[rule.samePath];
       }
       const value = this.pick(rule.kind);
-      return schema?.type === 'array' ? [value] : value;
+      if (schema?.type !== 'array') return value;
+      return rule.kind === 'user' && this.values.loner.length > 0 ? [value, this.pick('loner')] : [value];
     }
     if ('container' in rule) {
       if (this.options.minimal && !required) return undefined;
@@ -317,9 +322,11 @@ function example(schema: any): unknown {
  * `separately` field, and one per query parameter that names an entity (alone, so that no other
  * filter hides what it would find). With `minimal`, one request with the body's required fields.
  */
-export function requestsFor(op: Operation, a: Tenant, problems: string[], options: { minimal?: boolean } = {}): MatrixRequest[] {
+export function requestsFor(op: Operation, a: Tenant, problems: string[], options: { minimal?: boolean; userOffset?: number } = {}): MatrixRequest[] {
   const values = kindValues(a);
   const minimal = options.minimal ?? false;
+  // Users in turn from u2 by default: the onBehalfOf user is u1, who then acts on others.
+  const userOffset = options.userOffset ?? 1;
   const build = (buildOptions: BuildOptions): MatrixRequest => {
     const builder = new Builder(op, values, buildOptions, problems);
     const url = builder.path();
@@ -327,13 +334,13 @@ export function requestsFor(op: Operation, a: Tenant, problems: string[], option
     const note = minimal ? ' (required fields only)' : buildOptions.separate ? ` (with ${buildOptions.separate})` : '';
     return { label: `${op.method} ${url}${note}`, url, query: {}, body, names: builder.names, ...(buildOptions.separate ? { separate: buildOptions.separate } : {}) };
   };
-  const first = build({ variant: 0, minimal });
+  const first = build({ variant: 0, userOffset, minimal });
   if (minimal) return [first];
   const variants = Math.max(1, ...VARYING.filter((k) => first.names.has(k)).map((k) => values[k].length));
   const requests = [first];
-  for (let variant = 1; variant < variants; variant++) requests.push(build({ variant, minimal }));
+  for (let variant = 1; variant < variants; variant++) requests.push(build({ variant, userOffset, minimal }));
   for (const name of Object.keys(op.body?.properties ?? {})) {
-    if (separateRule(name)) requests.push(build({ variant: 0, minimal, separate: name }));
+    if (separateRule(name)) requests.push(build({ variant: 0, userOffset, minimal, separate: name }));
   }
   for (const parameter of op.parameters) {
     if (parameter.in === 'header') {
@@ -341,7 +348,7 @@ export function requestsFor(op: Operation, a: Tenant, problems: string[], option
       continue;
     }
     if (parameter.in !== 'query') continue;
-    const rule = new Builder(op, values, { variant: 0, minimal }, problems).rule(QUERY_RULES, 'query', parameter.name);
+    const rule = new Builder(op, values, { variant: 0, userOffset, minimal }, problems).rule(QUERY_RULES, 'query', parameter.name);
     if (!rule || !('kind' in rule)) continue;
     // A filter's first value (both conversations: 1:1 and group).
     for (const value of rule.kind === 'conversation' ? values[rule.kind] : values[rule.kind].slice(0, 1)) {
