@@ -28,14 +28,20 @@ type Rule =
    * Names nothing of a tenant's: sent only when required (or `always`), with `example` or a
    * value from its schema.
    */
-  | { plain: true; example?: unknown; always?: boolean }
+  | { plain: true; example?: unknown; always?: boolean; fresh?: () => unknown }
   /**
    * An object (or a map of records) whose own fields are classified. `separately`: an
    * alternative to the fields `replaces`, sent in a request of its own instead of them.
    */
   | { container: true; separately?: { replaces: string[] } }
   /** Computed from the other fields of its object. */
-  | { derived: (siblings: Record<string, unknown>) => unknown };
+  | { derived: (siblings: Record<string, unknown>) => unknown }
+  /**
+   * The data import's "created first when missing": the entity that the field `details` of the
+   * record names (when the field `when[0]` is `when[1]`), with its required fields. Sent only in
+   * requests of their own, where B may create its own entities with A's ids.
+   */
+  | { details: string; when?: [string, string] };
 
 const kind = (k: Kind): Rule => ({ kind: k });
 const plain = (example?: unknown): Rule => (example === undefined ? { plain: true } : { plain: true, example });
@@ -64,6 +70,7 @@ export const QUERY_RULES: Record<string, Rule> = {
 };
 
 const now = Math.floor(Date.now() / 1000);
+let muids = 0;
 
 export const BODY_RULES: Record<string, Rule> = {
   ...Object.fromEntries(
@@ -79,7 +86,9 @@ export const BODY_RULES: Record<string, Rule> = {
   memberId: { derived: (record) => `${String(record.guid)}_member_${String(record.uid)}` },
   members: container, multipleReceivers: { container: true, separately: { replaces: ['receiver', 'receiverType'] } }, users: container, groups: container, messages: container,
   // What B writes about its own entities: names, texts, flags, times and catalogue values.
-  name: plain('Made in B'), tags: plain(['b-tag']), muid: plain('b-muid'), sentAt: plain(now - 60),
+  name: plain('Made in B'), tags: plain(['b-tag']),
+  // A new one each time: a muid B has imported before answers ERR_IMPORT_MUID_ALREADY_EXISTS.
+  muid: { plain: true, fresh: () => `b-muid-${++muids}` }, sentAt: plain(now - 60),
   permissions: plain({ sendMessage: 'allow' }), featuresToRestrict: plain(['getCall']),
   // Optional, but without it (or allowAll) the request is malformed.
   featuresToAllow: { plain: true, example: ['getCall'], always: true },
@@ -89,13 +98,11 @@ export const BODY_RULES: Record<string, Rule> = {
       'deleteMessagesPermanently', 'isBanned', 'joinedAt', 'createdAt', 'lastActiveAt', 'deactivatedAt', 'deliveredAt', 'readAt',
     ].map((name) => [name, plain()]),
   ),
-  // The data import's "create it first when missing": a description of an entity for B to
-  // create as its own, which create-user and create-group already cover. Left out, so that each
-  // record names A's entities by id alone.
-  ...Object.fromEntries(
-    ['groupOwnerDetails', 'groupDetails', 'userDetails', 'senderUserDetails', 'receiverUserDetails', 'receiverGroupDetails',
-      'receiverGroupOwnerDetails', 'mentionedUserDetails'].map((name) => [name, plain()]),
-  ),
+  groupOwnerDetails: { details: 'owner' }, groupDetails: { details: 'guid' }, userDetails: { details: 'uid' },
+  senderUserDetails: { details: 'sender' }, receiverUserDetails: { details: 'receiver', when: ['receiverType', 'user'] },
+  receiverGroupDetails: { details: 'receiver', when: ['receiverType', 'group'] },
+  // The owner of a receiverGroupDetails that names none, and users the text mentions: left out.
+  receiverGroupOwnerDetails: plain(), mentionedUserDetails: plain(),
 };
 
 export interface Operation {
@@ -188,7 +195,8 @@ export function kindValues(a: Tenant): Record<Kind, unknown[]> {
     // m1, m2 and the reply m3 (m4, deleted, is named only by its id in answers).
     user: a.users, group: [a.group], role: [a.role], message: a.messages.slice(0, 3), apiKey: a.apiKeys, authToken: a.authTokens,
     conversation: a.conversations, reaction: [a.reaction], tag: [a.tag], search: [a.prefix],
-    receiver: [a.users[1], a.group], receiverType: ['user', 'group'],
+    // Not the first user handed out, who may be the sender.
+    receiver: [a.users[2], a.group], receiverType: ['user', 'group'],
     mention: [{ text: `hello from B <@uid:${a.loner ?? a.users[1]}>` }],
     loner: a.loner ? [a.loner] : [],
   };
@@ -217,11 +225,15 @@ interface BuildOptions {
   minimal: boolean;
   /** The `separately` field to send, instead of the fields it replaces. */
   separate?: string;
+  /** Sends the `details` fields. */
+  withDetails?: boolean;
 }
 
 class Builder {
   readonly names = new Set<Kind>();
   readonly pathValues: Record<string, unknown> = {};
+  /** Whether the body has `details` fields. */
+  sawDetails = false;
   private slot = 0;
   constructor(
     private readonly op: Operation,
@@ -256,18 +268,27 @@ class Builder {
     const out: Record<string, unknown> = {};
     const required = new Set<string>(schema?.required ?? []);
     const derived: Array<[string, (s: Record<string, unknown>) => unknown]> = [];
+    const details: Array<[string, any, { details: string; when?: [string, string] }]> = [];
     const replaced = this.options.separate ? separateRule(this.options.separate)?.replaces ?? [] : [];
     for (const [name, property] of Object.entries<any>(schema?.properties ?? {})) {
       const rule = this.rule(BODY_RULES, 'body', name, `${where}${name}`);
       if (!rule || (where === '' && replaced.includes(name))) continue;
       if ('container' in rule && rule.separately && name !== this.options.separate) continue;
       if ('derived' in rule) derived.push([name, rule.derived]);
+      else if ('details' in rule) details.push([name, property, rule]);
       else {
         const value = this.field(rule, property, `${where}${name}.`, required.has(name));
         if (value !== undefined) out[name] = value;
       }
     }
     for (const [name, derive] of derived) out[name] = derive(out);
+    for (const [name, property, rule] of details) {
+      this.sawDetails = true;
+      const id = out[rule.details];
+      if (!this.options.withDetails || id === undefined || (rule.when && out[rule.when[0]] !== rule.when[1])) continue;
+      const entity = new Builder(this.op, this.values, { ...this.options, minimal: true }, this.problems).object(property, `${where}${name}.`);
+      out[name] = { ...entity, [property.required[0]]: id };
+    }
     return out;
   }
 
@@ -293,7 +314,7 @@ class Builder {
       const built = this.object(schema, where);
       return Object.keys(built).length > 0 || required ? built : undefined;
     }
-    if ('plain' in rule && (required || (rule.always && !this.options.minimal))) return rule.example ?? example(schema);
+    if ('plain' in rule && (required || (rule.always && !this.options.minimal))) return rule.fresh?.() ?? rule.example ?? example(schema);
     return undefined;
   }
 }
@@ -331,14 +352,17 @@ export function requestsFor(op: Operation, a: Tenant, problems: string[], option
     const builder = new Builder(op, values, buildOptions, problems);
     const url = builder.path();
     const body = op.body ? builder.object(op.body, '') : undefined;
-    const note = minimal ? ' (required fields only)' : buildOptions.separate ? ` (with ${buildOptions.separate})` : '';
+    const note = minimal ? ' (required fields only)' : buildOptions.separate ? ` (with ${buildOptions.separate})` : buildOptions.withDetails ? ' (with *Details)' : '';
+    sawDetails ||= builder.sawDetails;
     return { label: `${op.method} ${url}${note}`, url, query: {}, body, names: builder.names, ...(buildOptions.separate ? { separate: buildOptions.separate } : {}) };
   };
+  let sawDetails = false;
   const first = build({ variant: 0, userOffset, minimal });
   if (minimal) return [first];
   const variants = Math.max(1, ...VARYING.filter((k) => first.names.has(k)).map((k) => values[k].length));
   const requests = [first];
   for (let variant = 1; variant < variants; variant++) requests.push(build({ variant, userOffset, minimal }));
+  if (sawDetails) for (let variant = 0; variant < variants; variant++) requests.push(build({ variant, userOffset, minimal, withDetails: true }));
   for (const name of Object.keys(op.body?.properties ?? {})) {
     if (separateRule(name)) requests.push(build({ variant: 0, userOffset, minimal, separate: name }));
   }
