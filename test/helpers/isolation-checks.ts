@@ -40,6 +40,16 @@ export function commonFailures(a: Tenant, response: LightMyRequestResponse): str
       if (/id$/i.test(key) && (typeof value === 'string' || typeof value === 'number') && ids.has(String(value))) found.add(String(value));
     });
     if (found.size > 0) failures.push(`answer names A's messages ${[...found].join(', ')}: ${excerpt(response)}`);
+    // A list's counts are of what it lists: a first page that is not full holds them all, so
+    // its total is its length (a count of another app's rows would show here).
+    const page = json?.meta?.pagination;
+    if (Array.isArray(json?.data) && page && page.current_page === 1 && json.data.length < page.per_page) {
+      if (page.total !== json.data.length || page.count !== json.data.length) failures.push(`counts other than its items: ${excerpt(response)}`);
+    }
+    const current = json?.meta?.current;
+    if (Array.isArray(json?.data) && current && current.count !== undefined && current.count !== json.data.length) {
+      failures.push(`counts other than its items: ${excerpt(response)}`);
+    }
   }
   return failures;
 }
@@ -96,14 +106,22 @@ export async function ownedBy(t: TestApp, appId: string, ids: Set<string>): Prom
 export const statusOf = (code: string) => (isErrorCode(code) ? ERROR_CATALOGUE[code].status : undefined);
 
 /**
- * A refusal that tells nothing about A: not found (404) or forbidden (403). Also two 400s that
+ * 403 codes that answer the same whether or not what the request names exists: "not part of it,
+ * or no message yet". Any other 403 to a request naming A's entity could tell that it exists
+ * (ERR_GROUP_NOT_JOINED would say there is such a group), and is a failure.
+ */
+export const NEUTRAL_403 = new Set(['ERR_CONVERSATION_NOT_ACCESSIBLE']);
+
+/**
+ * A refusal that tells nothing about A: not found (404), or a neutral 403. Also two 400s that
  * come before any entity is looked up: the operation needs an onBehalfOf user and none was sent,
  * or it does not take the alternative field `separate` at all (a thread reply takes no
  * multipleReceivers).
  */
 export function isRefusal(response: LightMyRequestResponse, onBehalfOf: string | undefined, separate?: string): boolean {
   const error = parse(response)?.error;
-  if (response.statusCode === 404 || response.statusCode === 403) return true;
+  if (response.statusCode === 404) return true;
+  if (response.statusCode === 403) return NEUTRAL_403.has(error?.code);
   if (response.statusCode !== 400 || error?.code !== 'ERR_BAD_REQUEST') return false;
   const fields = Object.keys(error?.details ?? {});
   if (onBehalfOf === undefined && fields.length === 1 && fields[0] === 'onBehalfOf') return true;
