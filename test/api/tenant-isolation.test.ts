@@ -24,7 +24,7 @@
  */
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { body, createTestApp, type CallOptions } from '../helpers/app.js';
@@ -105,6 +105,10 @@ describe('the matrix covers every route', () => {
 });
 
 describe('every route checks the key before anything else', () => {
+  before(async () => {
+    // B's key, used on B's host first: a key cached as valid must stay B's.
+    assert.equal((await t.call(t.appB, '/v3/users')).statusCode, 200);
+  });
   for (const op of operations) {
     it(`${op.method} ${op.path}`, async () => {
       const [request] = requestsFor(op, a, []);
