@@ -21,6 +21,8 @@
  *  - a twin acted on with its own messages, keys and tokens: any answer may come (below 500).
  * No answer may hold A's data (its marker, keys, tokens, message ids), and A's rows, read from
  * every table, must be the same after each operation as before.
+ *
+ * PARLEY_ISOLATION_TRACE=1 prints every call of the matrix with the start of its answer.
  */
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
