@@ -1,0 +1,383 @@
+/**
+ * Every operation the server routes, and requests that name another tenant's entities in every
+ * place an operation names one. The operations come from the server's own OpenAPI document and
+ * its route table; what each path, query or body parameter names comes from the tables below,
+ * by parameter name. A parameter missing from them is a problem the tests report, naming the
+ * operation and the parameter: a new route or field is never skipped silently.
+ */
+import Fastify from 'fastify';
+import type { ApiKeyScope } from '../../src/domain/context.js';
+import { dataImportRoutes } from '../../src/http/routes/data-import/index.js';
+import { v3Routes } from '../../src/http/routes/v3/index.js';
+import { body, TEST_DOMAIN, TEST_REGION, type TestApp } from './app.js';
+import type { Tenant } from './tenant-data.js';
+
+/** What a parameter can name: each kind has values from a seeded tenant. */
+export type Kind =
+  | 'user' | 'group' | 'role' | 'message' | 'apiKey' | 'authToken' | 'conversation' | 'reaction'
+  | 'tag' | 'search' | 'receiver' | 'receiverType' | 'mention'
+  /** A user that only A has (no twin): a list of users names it after a user a twin shares. */
+  | 'loner';
+
+type Rule =
+  /** Names an entity of this kind. */
+  | { kind: Kind }
+  /** The same entity as the path parameter `path` names (a body field that repeats it). */
+  | { kind: Kind; samePath: string }
+  /**
+   * Names nothing of a tenant's: sent only when required (or `always`), with `example` or a
+   * value from its schema.
+   */
+  | { plain: true; example?: unknown; always?: boolean; fresh?: () => unknown }
+  /**
+   * An object (or a map of records) whose own fields are classified. `separately`: an
+   * alternative to the fields `replaces`, sent in a request of its own instead of them.
+   */
+  | { container: true; separately?: { replaces: string[] } }
+  /** Computed from the other fields of its object. */
+  | { derived: (siblings: Record<string, unknown>) => unknown }
+  /**
+   * The data import's "created first when missing": the entity that the field `details` of the
+   * record names (when the field `when[0]` is `when[1]`), with its required fields. Sent only in
+   * requests of their own, where B may create its own entities with A's ids.
+   */
+  | { details: string; when?: [string, string] };
+
+const kind = (k: Kind): Rule => ({ kind: k });
+const plain = (example?: unknown): Rule => (example === undefined ? { plain: true } : { plain: true, example });
+const container: Rule = { container: true };
+
+export const PATH_RULES: Record<string, Rule> = {
+  uid: kind('user'), guid: kind('group'), role: kind('role'), id: kind('message'), apiKey: kind('apiKey'),
+  authToken: kind('authToken'), conversationId: kind('conversation'), reaction: kind('reaction'),
+  // Catalogue names (the same for every app), not data of an app.
+  permission: plain('sendMessage'), scope: plain(),
+};
+
+/** Query parameters are filters of a list: a filter naming A's entities must find none of them in B. */
+export const QUERY_RULES: Record<string, Rule> = {
+  searchKey: kind('search'), role: kind('role'), roles: kind('role'), tags: kind('tag'), userTags: kind('tag'),
+  groupTags: kind('tag'), sender: kind('user'), mentionedUids: kind('user'), conversationId: kind('conversation'),
+  id: kind('message'),
+  ...Object.fromEntries(
+    ['searchIn', 'status', 'count', 'perPage', 'page', 'withTags', 'onlyDeactivated', 'withDeactivated', 'scope', 'sortBy',
+      'sortOrder', 'affix', 'updatedAt', 'type', 'types', 'hasJoined', 'scopes', 'direction', 'limit', 'sentAt', 'fromTimestamp',
+      'toTimestamp', 'category', 'categories', 'hideReplies', 'hideDeleted', 'onlyDeleted', 'hasAttachments', 'attachmentTypes',
+      'hasMentions', 'hasLinks', 'mentionsWithTagInfo', 'mentionsWithBlockedInfo', 'hasReactions', 'receiverType',
+      'hideMessagesFromBlockedUsers', 'myMentionsOnly', 'unread', 'undelivered', 'conversationType', 'withUserAndGroupTags',
+    ].map((name) => [name, plain()]),
+  ),
+};
+
+const now = Math.floor(Date.now() / 1000);
+let muids = 0;
+
+export const BODY_RULES: Record<string, Rule> = {
+  ...Object.fromEntries(
+    ['uid', 'owner', 'sender', 'uidsToDeactivate', 'uidsToActivate', 'admins', 'moderators', 'participants',
+      'usersToBan', 'accepted', 'friends', 'blockedUids', 'uids'].map((name) => [name, kind('user')]),
+  ),
+  guid: kind('group'), guids: kind('group'), role: kind('role'), messageId: kind('message'),
+  receiver: kind('receiver'), receiverType: kind('receiverType'),
+  // "The uid in the path (optional; checked when given)".
+  conversationWith: { kind: 'user', samePath: 'uid' },
+  // A message's content: its text mentions one of A's users.
+  data: kind('mention'),
+  memberId: { derived: (record) => `${String(record.guid)}_member_${String(record.uid)}` },
+  members: container, multipleReceivers: { container: true, separately: { replaces: ['receiver', 'receiverType'] } }, users: container, groups: container, messages: container,
+  // What B writes about its own entities: names, texts, flags, times and catalogue values.
+  name: plain('Made in B'), tags: plain(['b-tag']),
+  // A new one each time: a muid B has imported before answers ERR_IMPORT_MUID_ALREADY_EXISTS.
+  muid: { plain: true, fresh: () => `b-muid-${++muids}` }, sentAt: plain(now - 60),
+  permissions: plain({ sendMessage: 'allow' }), featuresToRestrict: plain(['getCall']),
+  // Optional, but without it (or allowAll) the request is malformed.
+  featuresToAllow: { plain: true, example: ['getCall'], always: true },
+  ...Object.fromEntries(
+    ['avatar', 'link', 'statusMessage', 'metadata', 'withAuthToken', 'unset', 'permanent', 'force', 'platform', 'userAgent',
+      'appInfo', 'scope', 'type', 'password', 'icon', 'description', 'settings', 'allowAll', 'category',
+      'deleteMessagesPermanently', 'isBanned', 'joinedAt', 'createdAt', 'lastActiveAt', 'deactivatedAt', 'deliveredAt', 'readAt',
+    ].map((name) => [name, plain()]),
+  ),
+  groupOwnerDetails: { details: 'owner' }, groupDetails: { details: 'guid' }, userDetails: { details: 'uid' },
+  senderUserDetails: { details: 'sender' }, receiverUserDetails: { details: 'receiver', when: ['receiverType', 'user'] },
+  receiverGroupDetails: { details: 'receiver', when: ['receiverType', 'group'] },
+  // The owner of a receiverGroupDetails that names none, and users the text mentions: left out.
+  receiverGroupOwnerDetails: plain(), mentionedUserDetails: plain(),
+};
+
+export interface Operation {
+  method: string;
+  /** With `{param}` placeholders. */
+  path: string;
+  operationId: string;
+  parameters: Array<{ name: string; in: string; schema?: any }>;
+  body?: any;
+  /** The route's least key scope (its config). */
+  access: ApiKeyScope;
+}
+
+/** Routes outside the tenant API: no app, no key. */
+const PUBLIC_ROUTES = [/^\/healthz$/, /^\/openapi\.json$/, /^\/docs(\/.*)?$/];
+
+/** Method and path of every route, read from Fastify's route tree (HEAD routes are GET's). */
+function routeTable(t: TestApp): Array<{ method: string; path: string }> {
+  const routes: Array<{ method: string; path: string }> = [];
+  const stack: string[] = [];
+  for (const line of t.app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^([│ ]*)[├└]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    stack.length = match[1]!.length / 4;
+    stack.push(match[2]!);
+    const path = stack.join('').replace(/:(\w+)/g, '{$1}');
+    for (const method of (match[3] ?? '').split(', ').filter((m) => m && m !== 'HEAD')) routes.push({ method, path });
+  }
+  return routes;
+}
+
+/**
+ * The access config of every route, by operationId: the route plugins registered again on a
+ * scratch instance, since Fastify keeps a route's config out of what it exposes.
+ */
+async function routeAccess(t: TestApp): Promise<Map<string, ApiKeyScope>> {
+  const scratch = Fastify();
+  const access = new Map<string, ApiKeyScope>();
+  scratch.addHook('onRoute', (route) => {
+    const id = (route.schema as { operationId?: string } | undefined)?.operationId;
+    if (id) access.set(id, (route.config as { access?: ApiKeyScope } | undefined)?.access ?? 'fullAccess');
+  });
+  scratch.setValidatorCompiler(() => () => true);
+  scratch.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  const tenancy = { region: TEST_REGION, domain: TEST_DOMAIN };
+  await scratch.register(v3Routes, { prefix: '/v3', services: t.services, tenancy });
+  await scratch.register(dataImportRoutes, { prefix: '/import', services: t.services, tenancy, bodyLimit: 1, hidden: false });
+  await scratch.ready();
+  await scratch.close();
+  return access;
+}
+
+/**
+ * Every operation: those of the OpenAPI document, and every other routed path that serves one
+ * of them under a second prefix (`/v3.0/data_import/...`). `problems` lists routes that are
+ * neither, and operations whose access config could not be read.
+ */
+export async function listOperations(t: TestApp): Promise<{ operations: Operation[]; problems: string[] }> {
+  const doc = body(await t.app.inject({ method: 'GET', url: '/openapi.json' }));
+  const access = await routeAccess(t);
+  const problems: string[] = [];
+  const documented = new Map<string, Operation>();
+  for (const [path, methods] of Object.entries<Record<string, any>>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(methods)) {
+      const scope = access.get(op.operationId);
+      if (!scope) problems.push(`${method.toUpperCase()} ${path} (${op.operationId}): its route config was not found`);
+      documented.set(`${method.toUpperCase()} ${path}`, {
+        method: method.toUpperCase(), path, operationId: op.operationId, parameters: op.parameters ?? [],
+        body: op.requestBody?.content?.['application/json']?.schema, access: scope ?? 'fullAccess',
+      });
+    }
+  }
+  const operations: Operation[] = [];
+  for (const route of routeTable(t)) {
+    if (PUBLIC_ROUTES.some((pattern) => pattern.test(route.path))) continue;
+    const same = documented.get(`${route.method} ${route.path}`);
+    const alias = documented.get(`${route.method} ${route.path.replace(/^\/v3\.0\//, '/v3/')}`);
+    if (same ?? alias) operations.push({ ...(same ?? alias)!, path: route.path });
+    else problems.push(`${route.method} ${route.path}: routed but in no operation of the OpenAPI document`);
+  }
+  for (const [key, op] of documented) {
+    if (!operations.some((o) => `${o.method} ${o.path}` === key)) problems.push(`${key} (${op.operationId}): documented but not routed`);
+  }
+  return { operations, problems };
+}
+
+/** Each kind's values from a tenant. Kinds with several values give several requests. */
+export function kindValues(a: Tenant): Record<Kind, unknown[]> {
+  return {
+    // m1, m2 and the reply m3 (m4, deleted, is named only by its id in answers).
+    user: a.users, group: [a.group], role: [a.role], message: a.messages.slice(0, 3), apiKey: a.apiKeys, authToken: a.authTokens,
+    conversation: a.conversations, reaction: [a.reaction], tag: [a.tag], search: [a.prefix],
+    // Not the first user handed out, who may be the sender.
+    receiver: [a.users[2], a.group], receiverType: ['user', 'group'],
+    mention: [{ text: `hello from B <@uid:${a.loner ?? a.users[1]}>` }],
+    loner: a.loner ? [a.loner] : [],
+  };
+}
+
+/** Kinds whose values vary from one request to the next; users are handed out in turn instead. */
+const VARYING: Kind[] = ['message', 'apiKey', 'authToken', 'conversation', 'receiver', 'receiverType'];
+
+export interface MatrixRequest {
+  /** What the request is, for failure messages. */
+  label: string;
+  url: string;
+  query: Record<string, string[]>;
+  body: unknown;
+  /** The kinds it names in its path and body. */
+  names: Set<Kind>;
+  /** The `separately` field it carries, which the operation may refuse outright (400 naming it). */
+  separate?: string;
+}
+
+interface BuildOptions {
+  variant: number;
+  /** The index of the first user handed out (the onBehalfOf user should be another). */
+  userOffset: number;
+  /** The body's required fields only. */
+  minimal: boolean;
+  /** The `separately` field to send, instead of the fields it replaces. */
+  separate?: string;
+  /** Sends the `details` fields. */
+  withDetails?: boolean;
+}
+
+class Builder {
+  readonly names = new Set<Kind>();
+  readonly pathValues: Record<string, unknown> = {};
+  /** Whether the body has `details` fields. */
+  sawDetails = false;
+  private slot = 0;
+  constructor(
+    private readonly op: Operation,
+    private readonly values: Record<Kind, unknown[]>,
+    private readonly options: BuildOptions,
+    private readonly problems: string[],
+  ) {}
+
+  pick(k: Kind): unknown {
+    this.names.add(k);
+    const list = this.values[k];
+    return k === 'user' ? list[(this.options.userOffset + this.slot++) % list.length] : list[this.options.variant % list.length];
+  }
+
+  rule(table: Record<string, Rule>, where: string, name: string, path = name): Rule | undefined {
+    const rule = table[name];
+    if (!rule) this.problems.push(`${this.op.method} ${this.op.path} (${this.op.operationId}): ${where} parameter "${path}" is not classified in test/helpers/route-matrix.ts`);
+    return rule;
+  }
+
+  path(): string {
+    return this.op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const rule = this.rule(PATH_RULES, 'path', name);
+      const schema = this.op.parameters.find((p) => p.in === 'path' && p.name === name)?.schema;
+      const value = !rule ? 'unclassified' : 'kind' in rule ? this.pick(rule.kind) : 'plain' in rule ? (rule.example ?? example(schema)) : 'x';
+      this.pathValues[name] = value;
+      return encodeURIComponent(String(value));
+    });
+  }
+
+  object(schema: any, where: string): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    const required = new Set<string>(schema?.required ?? []);
+    const derived: Array<[string, (s: Record<string, unknown>) => unknown]> = [];
+    const details: Array<[string, any, { details: string; when?: [string, string] }]> = [];
+    const replaced = this.options.separate ? separateRule(this.options.separate)?.replaces ?? [] : [];
+    for (const [name, property] of Object.entries<any>(schema?.properties ?? {})) {
+      const rule = this.rule(BODY_RULES, 'body', name, `${where}${name}`);
+      if (!rule || (where === '' && replaced.includes(name))) continue;
+      if ('container' in rule && rule.separately && name !== this.options.separate) continue;
+      if ('derived' in rule) derived.push([name, rule.derived]);
+      else if ('details' in rule) details.push([name, property, rule]);
+      else {
+        const value = this.field(rule, property, `${where}${name}.`, required.has(name));
+        if (value !== undefined) out[name] = value;
+      }
+    }
+    for (const [name, derive] of derived) out[name] = derive(out);
+    for (const [name, property, rule] of details) {
+      this.sawDetails = true;
+      const id = out[rule.details];
+      if (!this.options.withDetails || id === undefined || (rule.when && out[rule.when[0]] !== rule.when[1])) continue;
+      const entity = new Builder(this.op, this.values, { ...this.options, minimal: true }, this.problems).object(property, `${where}${name}.`);
+      out[name] = { ...entity, [property.required[0]]: id };
+    }
+    return out;
+  }
+
+  field(rule: Rule, schema: any, where: string, required: boolean): unknown {
+    if ('kind' in rule) {
+      if (this.options.minimal && !required) return undefined;
+      if ('samePath' in rule) {
+        this.names.add(rule.kind);
+        return this.pathValues[rule.samePath];
+      }
+      const value = this.pick(rule.kind);
+      if (schema?.type !== 'array') return value;
+      return rule.kind === 'user' && this.values.loner.length > 0 ? [value, this.pick('loner')] : [value];
+    }
+    if ('container' in rule) {
+      if (this.options.minimal && !required) return undefined;
+      const record = schema?.additionalProperties;
+      if (record && typeof record === 'object' && record.properties) {
+        // A map of records keyed by each record's first required field (uid, guid, memberId, muid).
+        const built = this.object(record, `${where}*.`);
+        return { [String(built[record.required[0]])]: built };
+      }
+      const built = this.object(schema, where);
+      return Object.keys(built).length > 0 || required ? built : undefined;
+    }
+    if ('plain' in rule && (required || (rule.always && !this.options.minimal))) return rule.fresh?.() ?? rule.example ?? example(schema);
+    return undefined;
+  }
+}
+
+function separateRule(name: string): { replaces: string[] } | undefined {
+  const rule = BODY_RULES[name];
+  return rule && 'container' in rule ? rule.separately : undefined;
+}
+
+/** A value that satisfies a schema, for a required field that names nothing. */
+function example(schema: any): unknown {
+  if (schema?.enum) return schema.enum[0];
+  if (schema?.anyOf) return example(schema.anyOf[0]);
+  switch (schema?.type) {
+    case 'string': return schema.format === 'uri' ? 'https://example.com/b' : 'b'.repeat(Math.max(1, schema.minLength ?? 1));
+    case 'integer': case 'number': return Math.max(1, schema.minimum ?? 1);
+    case 'boolean': return false;
+    case 'array': return (schema.minItems ?? 0) > 0 ? [example(schema.items)] : [];
+    default: return {};
+  }
+}
+
+/**
+ * The requests of one operation with `a`'s values: one per variant of the varying kinds it
+ * names (each with every path parameter and body field that names an entity filled in), one per
+ * `separately` field, and one per query parameter that names an entity (alone, so that no other
+ * filter hides what it would find). With `minimal`, one request with the body's required fields.
+ */
+export function requestsFor(op: Operation, a: Tenant, problems: string[], options: { minimal?: boolean; userOffset?: number } = {}): MatrixRequest[] {
+  const values = kindValues(a);
+  const minimal = options.minimal ?? false;
+  // Users in turn from u2 by default: the onBehalfOf user is u1, who then acts on others.
+  const userOffset = options.userOffset ?? 1;
+  const build = (buildOptions: BuildOptions): MatrixRequest => {
+    const builder = new Builder(op, values, buildOptions, problems);
+    const url = builder.path();
+    const body = op.body ? builder.object(op.body, '') : undefined;
+    const note = minimal ? ' (required fields only)' : buildOptions.separate ? ` (with ${buildOptions.separate})` : buildOptions.withDetails ? ' (with *Details)' : '';
+    sawDetails ||= builder.sawDetails;
+    return { label: `${op.method} ${url}${note}`, url, query: {}, body, names: builder.names, ...(buildOptions.separate ? { separate: buildOptions.separate } : {}) };
+  };
+  let sawDetails = false;
+  const first = build({ variant: 0, userOffset, minimal });
+  if (minimal) return [first];
+  const variants = Math.max(1, ...VARYING.filter((k) => first.names.has(k)).map((k) => values[k].length));
+  const requests = [first];
+  for (let variant = 1; variant < variants; variant++) requests.push(build({ variant, userOffset, minimal }));
+  if (sawDetails) for (let variant = 0; variant < variants; variant++) requests.push(build({ variant, userOffset, minimal, withDetails: true }));
+  for (const name of Object.keys(op.body?.properties ?? {})) {
+    if (separateRule(name)) requests.push(build({ variant: 0, userOffset, minimal, separate: name }));
+  }
+  for (const parameter of op.parameters) {
+    if (parameter.in === 'header') {
+      if (parameter.name !== 'onBehalfOf') problems.push(`${op.method} ${op.path} (${op.operationId}): header "${parameter.name}" is not classified`);
+      continue;
+    }
+    if (parameter.in !== 'query') continue;
+    const rule = new Builder(op, values, { variant: 0, userOffset, minimal }, problems).rule(QUERY_RULES, 'query', parameter.name);
+    if (!rule || !('kind' in rule)) continue;
+    // A filter's first value (both conversations: 1:1 and group).
+    for (const value of rule.kind === 'conversation' ? values[rule.kind] : values[rule.kind].slice(0, 1)) {
+      requests.push({ ...first, label: `${first.label}?${parameter.name}=${String(value)}`, query: { [parameter.name]: [String(value)] } });
+    }
+  }
+  return requests;
+}
