@@ -8,6 +8,7 @@
 import Fastify from 'fastify';
 import type { ApiKeyScope } from '../../src/domain/context.js';
 import { dataImportRoutes } from '../../src/http/routes/data-import/index.js';
+import { ImportCallLimiter } from '../../src/http/plugins/import-limits.js';
 import { v3Routes } from '../../src/http/routes/v3/index.js';
 import { body, TEST_DOMAIN, TEST_REGION, type TestApp } from './app.js';
 import type { Tenant } from './tenant-data.js';
@@ -149,7 +150,8 @@ async function routeAccess(t: TestApp): Promise<Map<string, ApiKeyScope>> {
   scratch.setSerializerCompiler(() => (data) => JSON.stringify(data));
   const tenancy = { region: TEST_REGION, domain: TEST_DOMAIN };
   await scratch.register(v3Routes, { prefix: '/v3', services: t.services, tenancy });
-  await scratch.register(dataImportRoutes, { prefix: '/import', services: t.services, tenancy, bodyLimit: 1, hidden: false });
+  const importCalls = new ImportCallLimiter({ perServer: 1, perApp: 1 });
+  await scratch.register(dataImportRoutes, { prefix: '/import', services: t.services, tenancy, bodyLimit: 1, hidden: false, importCalls });
   await scratch.ready();
   await scratch.close();
   return access;

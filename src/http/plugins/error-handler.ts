@@ -64,6 +64,9 @@ export function installErrorHandling(app: FastifyInstance, options: { bodyLimit:
     if (!appError) {
       request.log.error({ err: error }, 'unhandled error');
       appError = new AppError('ERR_EXCEPTION');
+    } else if (appError.status === 503) {
+      // Busy, timed out or shutting down: the state of the server, not a fault in it.
+      request.log.warn({ err: appError.cause ?? appError }, appError.message);
     } else if (appError.status >= 500) {
       request.log.error({ err: appError.cause ?? appError }, appError.message);
     }
