@@ -46,7 +46,7 @@ export interface DatabaseTimeouts {
 }
 
 export const DEFAULT_DB_TIMEOUTS: DatabaseTimeouts = { acquireMs: 10_000, statementMs: 30_000, idleInTransactionMs: 60_000 };
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 export const DEFAULT_CONNECTION_TIMEOUT_MS = 120_000;
 
 export const DEFAULT_IMPORT_MAX_RECORDS = 10_000;
