@@ -103,6 +103,9 @@ export async function importThroughput(options: ImportBenchOptions): Promise<Imp
     BENCH_USERS: String(USERS),
     BENCH_HISTORY: '',
     PARLEY_IMPORT_MAX_RECORDS: String(Math.max(10_000, options.batch)),
+    // As many calls at once as the bench sends (the server's default is 2 per app).
+    PARLEY_IMPORT_MAX_CALLS: String(options.concurrency),
+    PARLEY_IMPORT_MAX_CALLS_PER_APP: String(options.concurrency),
   });
   const headers = { appid: server.info.appId, apikey: server.info.apiKey };
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });

@@ -22,7 +22,7 @@ Commands:
   keys create --app APPID [--name NAME] [--scope fullAccess|authOnly] [--json]
   keys list --app APPID [--json]
   keys revoke --app APPID KEY    KEY: the key, or its masked form from 'keys list'
-  import FILE.jsonl --url URL --api-key KEY [--batch 5000] [--concurrency 4]
+  import FILE.jsonl --url URL --api-key KEY [--batch 5000] [--concurrency 2]
       [--report FILE] [--ca PEM] [--retries 8]
                                  Stream a JSON-lines file to a running server's data import
                                  API (users, groups, members, then messages); see docs/import.md.
@@ -277,7 +277,7 @@ async function importFile(flags: Flags, file: string | undefined, extra: string[
     apiKey: required(flags['api-key'], 'api-key'),
     ca: flags.ca === undefined ? undefined : fs.readFileSync(flags.ca, 'utf8'),
     batch: number('batch', 5_000, 10_000),
-    concurrency: number('concurrency', 4, 64),
+    concurrency: number('concurrency', 2, 64),
     attempts: number('retries', 8, 100),
     reportFile,
     out: process.stderr,

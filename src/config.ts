@@ -51,7 +51,7 @@ export const DEFAULT_CONNECTION_TIMEOUT_MS = 120_000;
 
 export const DEFAULT_IMPORT_MAX_RECORDS = 10_000;
 export const DEFAULT_IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
-export const DEFAULT_IMPORT_CONCURRENCY = { perServer: 4, perApp: 4 };
+export const DEFAULT_IMPORT_CONCURRENCY = { perServer: 2, perApp: 2 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
