@@ -1,5 +1,6 @@
 import { DEFAULT_IMPORT_MAX_RECORDS, type Config } from './config.js';
 import type { Database } from './db/database.js';
+import { DEFAULT_RATE_LIMITS, type RateLimits } from './domain/rate-limits.js';
 import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
 import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
@@ -38,7 +39,7 @@ import { UsersService } from './services/users.service.js';
 export function createServices(
   database: Database,
   config: Pick<Config, 'region'>,
-  options: { credentialCacheTtlMs?: number; importMaxRecords?: number } = {},
+  options: { credentialCacheTtlMs?: number; importMaxRecords?: number; rateLimits?: { limits?: RateLimits } } = {},
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
@@ -61,7 +62,8 @@ export function createServices(
     reactions: new ReactionsRepository(db),
   };
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
-  const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region });
+  const deploymentLimits = options.rateLimits?.limits ?? DEFAULT_RATE_LIMITS;
+  const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region, rateLimits: deploymentLimits });
   const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
   const users = new UsersService({ db, users: repositories.users, blocks: repositories.blockedUsers, authTokens, roles: repositories.roles });
   const roles = new RolesService({ db, roles: repositories.roles });
