@@ -4,6 +4,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { DEFAULT_IMPORT_BODY_LIMIT, type Config } from './config.js';
 import { createServices, type Services } from './container.js';
 import type { Database } from './db/database.js';
+import { withDefaults, type RateLimits } from './domain/rate-limits.js';
+import { MemoryRateLimitCounters } from './repositories/rate-limit-counters.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/plugins/error-handler.js';
 import { assertNoNulInJson, assertNoNulInRequest } from './http/plugins/nul-guard.js';
 import { trackInFlight } from './http/plugins/in-flight.js';
@@ -14,8 +16,10 @@ import { validatorCompiler } from './schemas/validator.js';
 import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
-  config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> & Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit'>>;
+  config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> & Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit'>> & RateLimitConfig;
   database: Database;
+  /** The clock of the rate-limit windows, in ms (tests); Date.now by default. */
+  clock?: () => number;
   /** A Fastify logger option; silent when neither this nor loggerInstance is given. */
   logger?: FastifyServerOptions['logger'];
   /** A pino logger to use as the request logger. */
@@ -23,6 +27,9 @@ export interface BuildAppOptions {
   /** Fastify's https options, or undefined for plain HTTP. */
   https?: { key: string | Buffer; cert: string | Buffer };
 }
+
+/** Rate limits: production's for the classes not given (PARLEY_RATE_LIMITS). */
+type RateLimitConfig = { rateLimits?: Partial<RateLimits> };
 
 export interface ParleyApp {
   app: FastifyInstance;
@@ -51,7 +58,10 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     (options.https ? { ...fastifyOptions, https: options.https } : fastifyOptions) as FastifyServerOptions,
   ) as unknown as FastifyInstance;
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
-  const services = createServices(options.database, tenancy, { importMaxRecords: options.config.importMaxRecords });
+  const counters = new MemoryRateLimitCounters();
+  app.addHook('onClose', () => counters.close());
+  const rateLimits = { limits: withDefaults(options.config.rateLimits), counters, now: options.clock };
+  const services = createServices(options.database, tenancy, { importMaxRecords: options.config.importMaxRecords, rateLimits });
 
   // An empty body with a JSON content type (common on DELETE) is read as no body.
   const jsonParser = app.getDefaultJsonParser('error', 'error');

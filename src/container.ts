@@ -15,6 +15,7 @@ import { MessageBatchesRepository } from './repositories/message-batches.reposit
 import { MessagesRepository } from './repositories/messages.repository.js';
 import { ReactionsRepository } from './repositories/reactions.repository.js';
 import { PermissionsRepository } from './repositories/permissions.repository.js';
+import { MemoryRateLimitCounters, type RateLimitCounters } from './repositories/rate-limit-counters.js';
 import { RolesRepository } from './repositories/roles.repository.js';
 import { UsersRepository } from './repositories/users.repository.js';
 import { ActionMessages } from './services/action-messages.js';
@@ -30,16 +31,24 @@ import { GroupsService } from './services/groups.service.js';
 import { MessagesService } from './services/messages.service.js';
 import { MessageEditsService } from './services/message-edits.service.js';
 import { ReactionsService } from './services/reactions.service.js';
+import { RateLimitsService } from './services/rate-limits.service.js';
 import { RbacService } from './services/rbac.service.js';
 import { RolesService } from './services/roles.service.js';
 import { ThreadsService } from './services/threads.service.js';
 import { UsersService } from './services/users.service.js';
 
+/** Rate limits: the deployment's, where requests are counted (memory unless given), and the clock. */
+export interface RateLimitOptions {
+  limits?: RateLimits;
+  counters?: RateLimitCounters;
+  now?: () => number;
+}
+
 /** Composes database → repositories → services. Each service gets only what it uses. */
 export function createServices(
   database: Database,
   config: Pick<Config, 'region'>,
-  options: { credentialCacheTtlMs?: number; importMaxRecords?: number; rateLimits?: { limits?: RateLimits } } = {},
+  options: { credentialCacheTtlMs?: number; importMaxRecords?: number; rateLimits?: RateLimitOptions } = {},
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
@@ -64,6 +73,11 @@ export function createServices(
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
   const deploymentLimits = options.rateLimits?.limits ?? DEFAULT_RATE_LIMITS;
   const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region, rateLimits: deploymentLimits });
+  const rateLimits = new RateLimitsService({
+    counters: options.rateLimits?.counters ?? new MemoryRateLimitCounters(),
+    limits: deploymentLimits,
+    now: options.rateLimits?.now ?? Date.now,
+  });
   const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
   const users = new UsersService({ db, users: repositories.users, blocks: repositories.blockedUsers, authTokens, roles: repositories.roles });
   const roles = new RolesService({ db, roles: repositories.roles });
@@ -129,7 +143,7 @@ export function createServices(
     noteBulkWrite: (rows) => database.noteBulkWrite(rows),
     maxRecords: options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS,
   });
-  return { apps, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, threads, reactions, messageEdits, conversations, dataImport };
+  return { apps, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, threads, reactions, messageEdits, conversations, dataImport };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -14,7 +14,7 @@ export interface DataImportRouteOptions {
  */
 const acceptAsSent = () => () => true;
 
-/** What every import route sets besides its schema. */
+/** What every import route sets besides its schema: its body limit, and the import rate-limit class. */
 export function routeOptions(options: DataImportRouteOptions) {
-  return { bodyLimit: options.bodyLimit, validatorCompiler: acceptAsSent };
+  return { bodyLimit: options.bodyLimit, validatorCompiler: acceptAsSent, config: { rateLimit: 'import' as const } };
 }
