@@ -2,10 +2,9 @@ import crypto from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { DEFAULT_IMPORT_BODY_LIMIT, type Config } from './config.js';
-import { createServices, type Services } from './container.js';
+import { createServices, openRateLimitCounters, type Services } from './container.js';
 import type { Database } from './db/database.js';
 import { withDefaults, type RateLimits } from './domain/rate-limits.js';
-import { MemoryRateLimitCounters } from './repositories/rate-limit-counters.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/plugins/error-handler.js';
 import { assertNoNulInJson, assertNoNulInRequest } from './http/plugins/nul-guard.js';
 import { trackInFlight } from './http/plugins/in-flight.js';
@@ -28,8 +27,8 @@ export interface BuildAppOptions {
   https?: { key: string | Buffer; cert: string | Buffer };
 }
 
-/** Rate limits: production's for the classes not given (PARLEY_RATE_LIMITS). */
-type RateLimitConfig = { rateLimits?: Partial<RateLimits> };
+/** Rate limits: production's for the classes not given (PARLEY_RATE_LIMITS); counted in memory without a Redis URL. */
+type RateLimitConfig = Partial<Pick<Config, 'redisUrl' | 'redisKeyPrefix'>> & { rateLimits?: Partial<RateLimits> };
 
 export interface ParleyApp {
   app: FastifyInstance;
@@ -58,7 +57,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     (options.https ? { ...fastifyOptions, https: options.https } : fastifyOptions) as FastifyServerOptions,
   ) as unknown as FastifyInstance;
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
-  const counters = new MemoryRateLimitCounters();
+  const counters = await openRateLimitCounters({ redisUrl: options.config.redisUrl, keyPrefix: options.config.redisKeyPrefix, log: app.log });
   app.addHook('onClose', () => counters.close());
   const rateLimits = { limits: withDefaults(options.config.rateLimits), counters, now: options.clock };
   const services = createServices(options.database, tenancy, { importMaxRecords: options.config.importMaxRecords, rateLimits });

@@ -1,5 +1,6 @@
 import { DEFAULT_IMPORT_MAX_RECORDS, type Config } from './config.js';
 import type { Database } from './db/database.js';
+import type { Logger } from './domain/context.js';
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './domain/rate-limits.js';
 import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
@@ -42,6 +43,16 @@ export interface RateLimitOptions {
   limits?: RateLimits;
   counters?: RateLimitCounters;
   now?: () => number;
+}
+
+/**
+ * Where rate-limit counters live: in Redis when a URL is given (shared by the nodes that use it;
+ * ioredis is loaded only then), else in this process's memory.
+ */
+export async function openRateLimitCounters(options: { redisUrl?: string; keyPrefix?: string; log: Logger }): Promise<RateLimitCounters> {
+  if (!options.redisUrl) return new MemoryRateLimitCounters();
+  const { RedisRateLimitCounters } = await import('./repositories/redis-rate-limit-counters.js');
+  return RedisRateLimitCounters.open({ url: options.redisUrl, keyPrefix: options.keyPrefix ?? 'parley:', log: options.log });
 }
 
 /** Composes database → repositories → services. Each service gets only what it uses. */

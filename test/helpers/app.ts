@@ -42,7 +42,7 @@ export function hostOf(app: { appId: string }, region = TEST_REGION): string {
  * Config a test may change, e.g. a small data import maximum, or rate limits (production's by
  * default) with the clock of their windows.
  */
-export type TestConfig = Partial<Pick<Config, 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit'>> & {
+export type TestConfig = Partial<Pick<Config, 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'redisUrl' | 'redisKeyPrefix'>> & {
   rateLimits?: Partial<RateLimits>;
   clock?: () => number;
 };
