@@ -1,6 +1,7 @@
 // A Parley server for benchmarks: plain HTTP on loopback, one app, seeded users.
 // Env: BENCH_ENGINE=pglite|postgres, DATABASE_URL (postgres), BENCH_USERS (how many to seed),
-// BENCH_HISTORY (sizes of the 1:1 conversations to seed, e.g. 1000,1000000).
+// BENCH_HISTORY (sizes of the 1:1 conversations to seed, e.g. 1000,1000000), PARLEY_RATE_LIMITS
+// (default: limits that never bind).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,9 @@ const config = loadConfig({
   PARLEY_DATA_DIR: dataDir,
   PARLEY_INSECURE_HTTP: '1',
   DATABASE_URL: engine === 'postgres' ? process.env.DATABASE_URL : '',
+  // Rate limits on (so their cost is measured) but far above any rate the bench reaches. For an
+  // A/B of their cost: PARLEY_RATE_LIMITS=core=0,standard=0,import=0 turns them off.
+  PARLEY_RATE_LIMITS: process.env.PARLEY_RATE_LIMITS ?? 'core=1000000000,standard=1000000000,import=1000000000',
 });
 const server = await startServer(config, createLogger({ logLevel: 'warn' }, 2));
 const app = server.defaultApp ?? (await server.services.apps.create({ appId: '', requestId: 'bench', log: silentLogger }, { name: 'Bench' }));

@@ -2,8 +2,9 @@ import crypto from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_IMPORT_BODY_LIMIT, DEFAULT_IMPORT_CONCURRENCY, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
-import { createServices, type Services } from './container.js';
+import { createServices, openRateLimitCounters, type Services } from './container.js';
 import type { Database } from './db/database.js';
+import { withDefaults, type RateLimits } from './domain/rate-limits.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/plugins/error-handler.js';
 import { ImportCallLimiter } from './http/plugins/import-limits.js';
 import { refuseWhileClosing, trackInFlight } from './http/plugins/in-flight.js';
@@ -16,8 +17,11 @@ import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
   config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> &
-    Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs'>>;
+    Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs'>> &
+    RateLimitConfig;
   database: Database;
+  /** The clock of the rate-limit windows, in ms (tests); Date.now by default. */
+  clock?: () => number;
   /** A Fastify logger option; silent when neither this nor loggerInstance is given. */
   logger?: FastifyServerOptions['logger'];
   /** A pino logger to use as the request logger. */
@@ -25,6 +29,9 @@ export interface BuildAppOptions {
   /** Fastify's https options, or undefined for plain HTTP. */
   https?: { key: string | Buffer; cert: string | Buffer };
 }
+
+/** Rate limits: production's for the classes not given (PARLEY_RATE_LIMITS); counted in memory without a Redis URL. */
+type RateLimitConfig = Partial<Pick<Config, 'redisUrl' | 'redisKeyPrefix'>> & { rateLimits?: Partial<RateLimits> };
 
 export interface ParleyApp {
   app: FastifyInstance;
@@ -57,7 +64,10 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     (options.https ? { ...fastifyOptions, https: options.https } : fastifyOptions) as FastifyServerOptions,
   ) as unknown as FastifyInstance;
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
-  const services = createServices(options.database, tenancy, { importMaxRecords: options.config.importMaxRecords });
+  const counters = await openRateLimitCounters({ redisUrl: options.config.redisUrl, keyPrefix: options.config.redisKeyPrefix, log: app.log });
+  app.addHook('onClose', () => counters.close());
+  const rateLimits = { limits: withDefaults(options.config.rateLimits), counters, now: options.clock };
+  const services = createServices(options.database, tenancy, { importMaxRecords: options.config.importMaxRecords, rateLimits });
 
   refuseWhileClosing(app);
   installTextGuard(app);

@@ -8,8 +8,9 @@ import type { createServices } from './container.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
 import type { ApiKeyScope, Logger, RequestContext } from './domain/context.js';
 import { AppError } from './domain/errors.js';
+import { parseRateLimits, RATE_LIMIT_CLASSES, RateLimitsFormatError, type RateLimits } from './domain/rate-limits.js';
 import type { RunningServer } from './server.js';
-import type { CreatedApp } from './services/apps.service.js';
+import type { AppRateLimits, CreatedApp } from './services/apps.service.js';
 
 const USAGE = `Usage: parley <command> [options]
 
@@ -19,6 +20,9 @@ Commands:
   apps create --name NAME [--id APPID] [--region R] [--json]
                                  Create an app with a fullAccess and an authOnly key
   apps list [--json]             List the apps of this deployment
+  apps limits --app APPID [--set core=N,standard=N,...] [--reset] [--json]
+                                 Print the app's rate limits (per minute, 0 is off); --set
+                                 gives it its own for those classes, --reset drops its own
   keys create --app APPID [--name NAME] [--scope fullAccess|authOnly] [--json]
   keys list --app APPID [--json]
   keys revoke --app APPID KEY    KEY: the key, or its masked form from 'keys list'
@@ -31,7 +35,8 @@ Commands:
 Environment: PARLEY_PORT (3000), PARLEY_DATA_DIR (./data), DATABASE_URL (PostgreSQL instead
 of the embedded database), PARLEY_REGION (us), PARLEY_DOMAIN (localhost), PARLEY_TLS_CERT and
 PARLEY_TLS_KEY (PEM files), PARLEY_INSECURE_HTTP=1 (plain HTTP behind a TLS proxy),
-PARLEY_LOG_LEVEL (info).`;
+PARLEY_RATE_LIMITS (core=10000,standard=20000,import=60,send_per_user=0,unread_per_user=0),
+PARLEY_REDIS_URL (rate-limit counters shared by several nodes), PARLEY_LOG_LEVEL (info).`;
 
 const OPTIONS = {
   port: { type: 'string' },
@@ -44,6 +49,8 @@ const OPTIONS = {
   app: { type: 'string' },
   scope: { type: 'string' },
   json: { type: 'boolean' },
+  set: { type: 'string' },
+  reset: { type: 'boolean' },
   url: { type: 'string' },
   'api-key': { type: 'string' },
   batch: { type: 'string' },
@@ -82,6 +89,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'apps':
       if (sub === 'create') return withServices(config, (services) => appsCreate(services, config, flags));
       if (sub === 'list') return withServices(config, (services) => appsList(services, flags));
+      if (sub === 'limits') return withServices(config, (services) => appsLimits(services, flags));
       break;
     case 'keys':
       if (sub === 'create') return withServices(config, (services) => keysCreate(services, flags));
@@ -167,7 +175,7 @@ async function withServices(config: Config, run: (services: Services) => Promise
   cliLog = createLogger({ logLevel: 'warn' }, 2);
   const database = await openMigratedDatabase(config, log);
   try {
-    return await run(createServices(database, config));
+    return await run(createServices(database, config, { rateLimits: { limits: config.rateLimits } }));
   } finally {
     await database.close();
   }
@@ -214,6 +222,35 @@ async function appsList(services: Services, flags: Flags): Promise<number> {
   if (flags.json) console.log(JSON.stringify(apps));
   else if (!apps.length) console.log('No apps yet. Create one with: parley apps create --name NAME');
   else for (const app of apps) console.log(`${app.appId}\t${app.region}\t${app.name}`);
+  return 0;
+}
+
+async function appsLimits(services: Services, flags: Flags): Promise<number> {
+  const ctx = await requireApp(services, flags);
+  let changes: Partial<RateLimits> | undefined;
+  if (flags.set !== undefined) {
+    try {
+      changes = parseRateLimits(flags.set);
+    } catch (error) {
+      if (error instanceof RateLimitsFormatError) throw new UsageError(`--set: ${error.message}.`);
+      throw error;
+    }
+    if (!Object.keys(changes).length) throw new UsageError('--set needs class=number pairs, e.g. --set core=5000,standard=10000');
+  }
+  // --reset first: `--reset --set standard=100` leaves the app with that one limit of its own.
+  let result: AppRateLimits | undefined = flags.reset ? await services.apps.resetRateLimits(ctx) : undefined;
+  if (changes) result = await services.apps.setRateLimits(ctx, changes);
+  result ??= await services.apps.rateLimits(ctx);
+  if (flags.json) {
+    console.log(JSON.stringify(result));
+    return 0;
+  }
+  const lines = RATE_LIMIT_CLASSES.map((cls) => {
+    const limit = result.limits[cls];
+    return `  ${cls.padEnd(16)} ${(limit === 0 ? 'off' : String(limit)).padStart(10)}   ${cls in result.overrides ? "this app's" : 'deployment'}`;
+  });
+  console.log([`Rate limits of app ${result.appId}, per minute:`, ...lines].join('\n'));
+  if (flags.set !== undefined || flags.reset) console.log('Running servers apply the change within 5 seconds.');
   return 0;
 }
 

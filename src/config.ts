@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseRateLimits, RateLimitsFormatError, withDefaults, type RateLimits } from './domain/rate-limits.js';
 
 export const REGIONS = ['us', 'eu', 'in'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -34,6 +35,12 @@ export interface Config {
   dbTimeouts: DatabaseTimeouts;
   /** How long a shutdown lets requests in flight finish before it closes their connections (PARLEY_SHUTDOWN_GRACE_MS). */
   shutdownGraceMs: number;
+  /** Requests a minute per class (PARLEY_RATE_LIMITS; 0 is off); apps may have their own. */
+  rateLimits: RateLimits;
+  /** Where the rate-limit counters are shared by several nodes (PARLEY_REDIS_URL); in memory when absent. */
+  redisUrl: string | undefined;
+  /** What the counters' Redis keys start with (PARLEY_REDIS_PREFIX). */
+  redisKeyPrefix: string;
 }
 
 export interface DatabaseTimeouts {
@@ -90,6 +97,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       idleInTransactionMs: intVar(env, 'PARLEY_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', DEFAULT_DB_TIMEOUTS.idleInTransactionMs, 0, DAY_MS),
     },
     shutdownGraceMs: intVar(env, 'PARLEY_SHUTDOWN_GRACE_MS', 20_000, 0, DAY_MS),
+    rateLimits: rateLimitsVar(env.PARLEY_RATE_LIMITS),
+    redisUrl: redisUrlVar(env.PARLEY_REDIS_URL),
+    redisKeyPrefix: env.PARLEY_REDIS_PREFIX ?? 'parley:',
   };
   const merged = { ...config, ...definedOnly(overrides) };
   if (overrides.region !== undefined) merged.region = regionVar(overrides.region);
@@ -136,4 +146,28 @@ function domainVar(raw: string | undefined): string {
     throw new ConfigError(`PARLEY_DOMAIN must be a DNS name such as example.com; got "${raw}".`);
   }
   return value;
+}
+
+/** PARLEY_RATE_LIMITS: `core=10000,standard=20000,import=60,send_per_user=0`, any subset. */
+function rateLimitsVar(raw: string | undefined): RateLimits {
+  try {
+    return withDefaults(parseRateLimits(raw ?? ''));
+  } catch (error) {
+    if (!(error instanceof RateLimitsFormatError)) throw error;
+    throw new ConfigError(`PARLEY_RATE_LIMITS: ${error.message}. The format is core=10000,standard=20000,import=60,send_per_user=0 (per minute, 0 is off).`);
+  }
+}
+
+function redisUrlVar(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:')) {
+    throw new ConfigError(`PARLEY_REDIS_URL must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379; got "${raw}".`);
+  }
+  return raw;
 }

@@ -1,5 +1,7 @@
 import { DEFAULT_IMPORT_MAX_RECORDS, type Config } from './config.js';
 import type { Database } from './db/database.js';
+import type { Logger } from './domain/context.js';
+import { DEFAULT_RATE_LIMITS, type RateLimits } from './domain/rate-limits.js';
 import { PasswordHasher } from './domain/passwords.js';
 import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
@@ -15,6 +17,7 @@ import { MessageBatchesRepository } from './repositories/message-batches.reposit
 import { MessagesRepository } from './repositories/messages.repository.js';
 import { ReactionsRepository } from './repositories/reactions.repository.js';
 import { PermissionsRepository } from './repositories/permissions.repository.js';
+import { MemoryRateLimitCounters, type RateLimitCounters } from './repositories/rate-limit-counters.js';
 import { RolesRepository } from './repositories/roles.repository.js';
 import { UsersRepository } from './repositories/users.repository.js';
 import { ActionMessages } from './services/action-messages.js';
@@ -30,16 +33,34 @@ import { GroupsService } from './services/groups.service.js';
 import { MessagesService } from './services/messages.service.js';
 import { MessageEditsService } from './services/message-edits.service.js';
 import { ReactionsService } from './services/reactions.service.js';
+import { RateLimitsService } from './services/rate-limits.service.js';
 import { RbacService } from './services/rbac.service.js';
 import { RolesService } from './services/roles.service.js';
 import { ThreadsService } from './services/threads.service.js';
 import { UsersService } from './services/users.service.js';
 
+/** Rate limits: the deployment's, where requests are counted (memory unless given), and the clock. */
+export interface RateLimitOptions {
+  limits?: RateLimits;
+  counters?: RateLimitCounters;
+  now?: () => number;
+}
+
+/**
+ * Where rate-limit counters live: in Redis when a URL is given (shared by the nodes that use it;
+ * ioredis is loaded only then), else in this process's memory.
+ */
+export async function openRateLimitCounters(options: { redisUrl?: string; keyPrefix?: string; log: Logger }): Promise<RateLimitCounters> {
+  if (!options.redisUrl) return new MemoryRateLimitCounters();
+  const { RedisRateLimitCounters } = await import('./repositories/redis-rate-limit-counters.js');
+  return RedisRateLimitCounters.open({ url: options.redisUrl, keyPrefix: options.keyPrefix ?? 'parley:', log: options.log });
+}
+
 /** Composes database → repositories → services. Each service gets only what it uses. */
 export function createServices(
   database: Database,
   config: Pick<Config, 'region'>,
-  options: { credentialCacheTtlMs?: number; importMaxRecords?: number } = {},
+  options: { credentialCacheTtlMs?: number; importMaxRecords?: number; rateLimits?: RateLimitOptions } = {},
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
@@ -64,7 +85,13 @@ export function createServices(
     reactions: new ReactionsRepository(db),
   };
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
-  const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region });
+  const deploymentLimits = options.rateLimits?.limits ?? DEFAULT_RATE_LIMITS;
+  const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region, rateLimits: deploymentLimits });
+  const rateLimits = new RateLimitsService({
+    counters: options.rateLimits?.counters ?? new MemoryRateLimitCounters(),
+    limits: deploymentLimits,
+    now: options.rateLimits?.now ?? Date.now,
+  });
   const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
   const users = new UsersService({ db, users: repositories.users, blocks: repositories.blockedUsers, authTokens, roles: repositories.roles });
   const roles = new RolesService({ db, roles: repositories.roles });
@@ -131,7 +158,7 @@ export function createServices(
     maxRecords: options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS,
     passwords,
   });
-  return { apps, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, threads, reactions, messageEdits, conversations, dataImport };
+  return { apps, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, threads, reactions, messageEdits, conversations, dataImport };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -24,6 +24,17 @@ export interface ApiKeysTable {
   updated_at: NullableTimestamp;
 }
 
+/** An app's own rate limits, per minute; NULL: the deployment's (migration 0011). */
+export interface AppRateLimitsTable {
+  app_id: string;
+  core: number | null;
+  standard: number | null;
+  import: number | null;
+  send_per_user: number | null;
+  unread_per_user: number | null;
+  updated_at: Timestamp;
+}
+
 export interface UsersTable {
   app_id: string;
   uid: string;
@@ -231,6 +242,7 @@ export interface MessageReactionsTable {
 export interface DB {
   apps: AppsTable;
   api_keys: ApiKeysTable;
+  app_rate_limits: AppRateLimitsTable;
   users: UsersTable;
   user_counts: UserCountsTable;
   auth_tokens: AuthTokensTable;

@@ -7,12 +7,16 @@ export interface Logger {
   child(bindings: Record<string, unknown>): Logger;
 }
 
+import type { RateLimitOverrides } from './rate-limits.js';
+
 export type ApiKeyScope = 'fullAccess' | 'authOnly';
 
 /** Who made a request: the API key that authenticated it. */
 export interface Credential {
   keyHash: string;
   scope: ApiKeyScope;
+  /** The app's own rate limits, read with the key (undefined: the deployment's). */
+  limits: RateLimitOverrides | undefined;
 }
 
 /**

@@ -104,7 +104,7 @@ export const ERROR_CATALOGUE = {
     status: 415,
     message: 'The content type {contentType} is not supported. Send application/json.',
   },
-  ERR_TOO_MANY_REQUESTS: { status: 429, message: 'Too many requests. Please retry after the specified time.' },
+  ERR_TOO_MANY_REQUESTS: { status: 429, message: 'Too many requests. You have exceeded the rate limit: retry after {seconds} seconds (Retry-After).' },
   ERR_EXCEPTION: { status: 500, message: 'Something went wrong on the server. The error has been logged.' },
   ERR_MISSION_FAILED: { status: 503, message: 'The server cannot complete the request right now. Retry later.' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -2,6 +2,8 @@ import type { Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
 import type { AppsTable, ApiKeysTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import { extended } from '../domain/objects.js';
+import type { RateLimitOverrides, RateLimits } from '../domain/rate-limits.js';
 import { CredentialCache } from './credential-cache.js';
 
 export type AppRow = Selectable<AppsTable>;
@@ -10,6 +12,8 @@ export interface AppWithKey {
   app: AppRow;
   /** The key's scope, when the key hash belongs to the app. */
   key: Pick<Selectable<ApiKeysTable>, 'key_hash' | 'scope'> | undefined;
+  /** The app's own rate limits, read in the same lookup; undefined when it has none. */
+  limits?: RateLimitOverrides;
 }
 
 export class AppsRepository {
@@ -51,8 +55,8 @@ export class AppsRepository {
   }
 
   /**
-   * The app and, if the hash is one of its keys, that key: one round trip per request, none
-   * while the pair is cached (see CredentialCache).
+   * The app, its own rate limits and, if the hash is one of its keys, that key: one round trip
+   * per request, none while the pair is cached (see CredentialCache).
    */
   async getWithKey(appId: string, keyHash: string): Promise<AppWithKey | undefined> {
     return this.credentials.lookup(appId, keyHash, async () => {
@@ -61,12 +65,57 @@ export class AppsRepository {
         .leftJoin('api_keys', (join) =>
           join.onRef('api_keys.app_id', '=', 'apps.id').on('api_keys.key_hash', '=', keyHash),
         )
+        .leftJoin('app_rate_limits as l', 'l.app_id', 'apps.id')
         .select(['apps.id', 'apps.name', 'apps.region', 'apps.created_at', 'api_keys.key_hash', 'api_keys.scope'])
+        .select(['l.app_id as limits_app_id', 'l.core', 'l.standard', 'l.import', 'l.send_per_user', 'l.unread_per_user'])
         .where('apps.id', '=', appId)
         .executeTakeFirst();
       if (!row) return undefined;
-      const { key_hash, scope, ...app } = row;
-      return { app, key: key_hash && scope ? { key_hash, scope } : undefined };
+      const { id, name, region, created_at, key_hash, scope } = row;
+      return {
+        app: { id, name, region, created_at },
+        key: key_hash && scope ? { key_hash, scope } : undefined,
+        limits: row.limits_app_id === null ? undefined : overridesOf(row),
+      };
     });
   }
+
+  /** The app's own rate limits; undefined when it has none. */
+  async getRateLimits(appId: string, tx: Executor = this.db): Promise<RateLimitOverrides | undefined> {
+    const row = await tx
+      .selectFrom('app_rate_limits')
+      .select(['core', 'standard', 'import', 'send_per_user', 'unread_per_user'])
+      .where('app_id', '=', appId)
+      .executeTakeFirst();
+    return row && overridesOf(row);
+  }
+
+  /**
+   * Sets the given classes of the app's own limits (the others stay as they are) and forgets the
+   * app's cached credentials, so this node applies them to its next request; other nodes do
+   * within the cache's lifetime.
+   */
+  async setRateLimits(appId: string, limits: Partial<RateLimits>, tx: Executor = this.db): Promise<RateLimitOverrides> {
+    this.credentials.invalidate(appId);
+    const row = await tx
+      .insertInto('app_rate_limits')
+      .values({ app_id: appId, ...limits })
+      .onConflict((oc) => oc.column('app_id').doUpdateSet(extended(limits, { updated_at: new Date() })))
+      .returning(['core', 'standard', 'import', 'send_per_user', 'unread_per_user'])
+      .executeTakeFirstOrThrow();
+    // Again, in case a request cached the old limits while the write ran.
+    this.credentials.invalidate(appId);
+    return overridesOf(row);
+  }
+
+  /** Removes the app's own limits: the deployment's apply again. */
+  async deleteRateLimits(appId: string, tx: Executor = this.db): Promise<void> {
+    this.credentials.invalidate(appId);
+    await tx.deleteFrom('app_rate_limits').where('app_id', '=', appId).execute();
+    this.credentials.invalidate(appId);
+  }
+}
+
+function overridesOf(row: RateLimitOverrides): RateLimitOverrides {
+  return { core: row.core, standard: row.standard, import: row.import, send_per_user: row.send_per_user, unread_per_user: row.unread_per_user };
 }

@@ -68,6 +68,7 @@ export const errorResponses = {
   404: ErrorResponse,
   413: ErrorResponse,
   415: ErrorResponse,
+  429: ErrorResponse,
 } as const;
 
 export const Data = <T extends TSchema>(data: T) => Type.Object({ data });

@@ -5,6 +5,7 @@ import type { DB } from '../db/schema.js';
 import { withTransaction } from '../db/transaction.js';
 import type { Credential, RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
+import { effectiveLimits, MAX_RATE_LIMIT, RATE_LIMIT_CLASSES, type RateLimits } from '../domain/rate-limits.js';
 import { digestsEqual, sha256Hex } from '../domain/secrets.js';
 import { toUnix } from '../domain/time.js';
 import type { AppsRepository } from '../repositories/apps.repository.js';
@@ -28,6 +29,15 @@ export interface CreatedApp extends App {
   authKey: string;
 }
 
+/** An app's rate limits: those in force, and which of them are the app's own. */
+export interface AppRateLimits {
+  appId: string;
+  /** Requests a minute per class; 0 is off. */
+  limits: RateLimits;
+  /** The classes the app sets itself; the others are the deployment's. */
+  overrides: Partial<RateLimits>;
+}
+
 export class AppsService {
   constructor(
     private readonly deps: {
@@ -37,6 +47,8 @@ export class AppsService {
       roles: RolesRepository;
       /** This deployment's region: it serves apps of this region only. */
       region: string;
+      /** This deployment's rate limits (PARLEY_RATE_LIMITS), for the classes an app does not set. */
+      rateLimits: RateLimits;
     },
   ) {}
 
@@ -100,6 +112,52 @@ export class AppsService {
     }
     if (!apiKey) throw new AppError('AUTH_ERR_EMPTY_APIKEY');
     if (!found.key || !digestsEqual(found.key.key_hash, keyHash)) throw new AppError('AUTH_ERR_APIKEY_NOT_FOUND');
-    return { keyHash, scope: found.key.scope };
+    return { keyHash, scope: found.key.scope, limits: found.limits };
+  }
+
+  /** The rate limits of the app `ctx.appId`. */
+  async rateLimits(ctx: RequestContext): Promise<AppRateLimits> {
+    await this.requireApp(ctx);
+    return this.rateLimitsView(ctx.appId, await this.deps.apps.getRateLimits(ctx.appId));
+  }
+
+  /**
+   * Gives the app its own limits for the given classes (the others stay as they were). The node
+   * that does it applies them to its next request; other nodes within the credential cache's
+   * lifetime (5 s).
+   */
+  async setRateLimits(ctx: RequestContext, limits: Partial<RateLimits>): Promise<AppRateLimits> {
+    const details: Record<string, string> = {};
+    for (const [cls, value] of Object.entries(limits)) {
+      if (!(RATE_LIMIT_CLASSES as readonly string[]).includes(cls)) details[cls] = `is not a rate-limit class (${RATE_LIMIT_CLASSES.join(', ')})`;
+      else if (!Number.isInteger(value) || value < 0 || value > MAX_RATE_LIMIT) details[cls] = `must be a whole number from 0 (off) to ${MAX_RATE_LIMIT}`;
+    }
+    if (Object.keys(details).length) throw badRequest(details);
+    await this.requireApp(ctx);
+    if (!Object.keys(limits).length) return this.rateLimits(ctx);
+    return this.rateLimitsView(ctx.appId, await this.deps.apps.setRateLimits(ctx.appId, limits));
+  }
+
+  /** Removes the app's own limits: the deployment's apply to it again. */
+  async resetRateLimits(ctx: RequestContext): Promise<AppRateLimits> {
+    await this.requireApp(ctx);
+    await this.deps.apps.deleteRateLimits(ctx.appId);
+    return this.rateLimitsView(ctx.appId, undefined);
+  }
+
+  private async requireApp(ctx: RequestContext): Promise<void> {
+    const app = await this.deps.apps.get(ctx.appId);
+    if (!app || app.region !== this.deps.region) {
+      throw new AppError('AUTH_ERR_INVALID_APPID', { params: { appId: ctx.appId, region: this.deps.region } });
+    }
+  }
+
+  private rateLimitsView(appId: string, overrides: Awaited<ReturnType<AppsRepository['getRateLimits']>>): AppRateLimits {
+    const own: Partial<RateLimits> = {};
+    for (const cls of RATE_LIMIT_CLASSES) {
+      const value = overrides?.[cls];
+      if (value !== null && value !== undefined) own[cls] = value;
+    }
+    return { appId, limits: effectiveLimits(this.deps.rateLimits, overrides), overrides: own };
   }
 }

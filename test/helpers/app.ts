@@ -5,6 +5,7 @@ import type { Config } from '../../src/config.js';
 import type { Services } from '../../src/container.js';
 import type { Database } from '../../src/db/database.js';
 import { silentLogger } from '../../src/domain/context.js';
+import type { RateLimits } from '../../src/domain/rate-limits.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestDatabase, type TestDatabaseOptions } from './db.js';
 
@@ -39,14 +40,22 @@ export function hostOf(app: { appId: string }, region = TEST_REGION): string {
   return `${app.appId}.api-${region}.${TEST_DOMAIN}`;
 }
 
-/** Config a test may change, e.g. a small data import maximum. */
-export type TestConfig = Partial<Pick<Config, 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency'>>;
+/**
+ * Config a test may change, e.g. a small data import maximum, or rate limits (production's by
+ * default) with the clock of their windows.
+ */
+export type TestConfig = Partial<Pick<Config, 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'redisUrl' | 'redisKeyPrefix'>> & {
+  rateLimits?: Partial<RateLimits>;
+  clock?: () => number;
+};
 
-export async function createTestApp(config: TestConfig = {}, databaseOptions: TestDatabaseOptions = {}): Promise<TestApp> {
+export async function createTestApp(options: TestConfig = {}, databaseOptions: TestDatabaseOptions = {}): Promise<TestApp> {
   const testDb = await createTestDatabase(databaseOptions);
+  const { clock, ...config } = options;
   const { app, services } = await buildApp({
     config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024, ...config },
     database: testDb.database,
+    clock,
     logger: process.env.PARLEY_TEST_LOG ? { level: process.env.PARLEY_TEST_LOG } : false,
   });
   const newApp = (name: string) => services.apps.create({ appId: '', requestId: 'test', log: silentLogger }, { name });

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { installAuth } from '../../plugins/auth.js';
 import type { ImportCallLimiter } from '../../plugins/import-limits.js';
+import { installRateLimits } from '../../plugins/rate-limit.js';
 import type { TenancySettings } from '../../plugins/tenancy.js';
 import { importGroupsRoutes } from './groups.routes.js';
 import { importMembersRoutes } from './members.routes.js';
@@ -16,6 +17,7 @@ import { importUsersRoutes } from './users.routes.js';
 export const dataImportRoutes: FastifyPluginAsync<DataImportRouteOptions & { tenancy: TenancySettings; importCalls: ImportCallLimiter }> = async (app, options) => {
   installAuth(app, { apps: options.services.apps, tenancy: options.tenancy });
   options.importCalls.install(app);
+  installRateLimits(app, options.services.rateLimits);
   const routeOptions = { services: options.services, bodyLimit: options.bodyLimit, hidden: options.hidden };
   for (const routes of [importUsersRoutes, importGroupsRoutes, importMembersRoutes, importMessagesRoutes]) await app.register(routes, routeOptions);
 };

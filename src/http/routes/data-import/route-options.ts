@@ -14,7 +14,7 @@ export interface DataImportRouteOptions {
  */
 const acceptAsSent = () => () => true;
 
-/** What every import route sets besides its schema; the edge leaves the records' text to the service too. */
+/** What every import route sets besides its schema: its body limit, the import rate-limit class, and records the service checks. */
 export function routeOptions(options: DataImportRouteOptions) {
-  return { bodyLimit: options.bodyLimit, validatorCompiler: acceptAsSent, config: { bodyCheck: 'records' as const } };
+  return { bodyLimit: options.bodyLimit, validatorCompiler: acceptAsSent, config: { rateLimit: 'import' as const, bodyCheck: 'records' as const } };
 }

@@ -18,7 +18,7 @@ export const authTokensRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   app.post(
     '/users/:uid/auth_tokens',
     {
-      config: { access: 'authOnly' },
+      config: { access: 'authOnly', rateLimit: 'core' },
       schema: {
         operationId: 'create-authtoken',
         tags,

@@ -141,6 +141,8 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<{ services: Services
       const route = { method: mark.method, url: `${base}/${mark.path}` } as const;
       app.route({
         ...route,
+        // Marking unread has a per-user limit of its own (NOTES.md §2.1).
+        ...(mark.kind === 'unread' ? { config: { perUserLimit: 'unread_per_user' as const } } : {}),
         schema: {
           operationId: kind === 'user' ? mark.user : mark.group,
           tags,

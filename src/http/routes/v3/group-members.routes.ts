@@ -24,6 +24,8 @@ export const groupMembersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
   app.post(
     '/groups/:guid/members',
     {
+      // Joining a group is this operation, so it is core whether it joins or adds.
+      config: { rateLimit: 'core' },
       schema: {
         operationId: 'add-group-members',
         tags: ['Group Members'],
@@ -83,6 +85,8 @@ export const groupMembersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
   app.delete(
     '/groups/:guid/members/:uid',
     {
+      // Leaving a group is this operation, so it is core whether it leaves or kicks.
+      config: { rateLimit: 'core' },
       schema: {
         operationId: 'kick-group-member',
         tags: ['Group Members'],

@@ -19,6 +19,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
   app.post(
     '/groups',
     {
+      config: { rateLimit: 'core' },
       schema: {
         operationId: 'create-group',
         tags,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../../container.js';
 import { installAuth } from '../../plugins/auth.js';
+import { installRateLimits } from '../../plugins/rate-limit.js';
 import type { TenancySettings } from '../../plugins/tenancy.js';
 import { apiKeysRoutes } from './api-keys.routes.js';
 import { authTokensRoutes } from './auth-tokens.routes.js';
@@ -12,6 +13,7 @@ import { groupsRoutes } from './groups.routes.js';
 import { messageEditsRoutes } from './message-edits.routes.js';
 import { messagesRoutes } from './messages.routes.js';
 import { reactionsRoutes } from './reactions.routes.js';
+import { rateLimitsRoutes } from './rate-limits.routes.js';
 import { rbacRoutes } from './rbac.routes.js';
 import { rolesRoutes } from './roles.routes.js';
 import { threadsRoutes } from './threads.routes.js';
@@ -21,9 +23,10 @@ import { usersRoutes } from './users.routes.js';
  * The general API, `/v3`. Every route module is listed here, so the whole vendor surface can
  * be audited in one place against the specs (docs/compatibility.md lists what is not here).
  */
-export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes];
+export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes, rateLimitsRoutes];
 
 export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings }> = async (app, options) => {
   installAuth(app, { apps: options.services.apps, tenancy: options.tenancy });
+  installRateLimits(app, options.services.rateLimits);
   for (const routes of V3_ROUTE_MODULES) await app.register(routes, { services: options.services });
 };

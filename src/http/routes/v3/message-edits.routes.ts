@@ -52,6 +52,8 @@ export const messageEditsRoutes: FastifyPluginAsyncTypebox<{ services: Services 
   app.post(
     '/bots/:uid/messages',
     {
+      // The sender is the bot in the path.
+      config: { perUserLimit: 'send_per_user', perUserParam: 'uid' },
       schema: {
         operationId: 'send-bot-message',
         tags,

@@ -30,6 +30,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.post(
     '/messages',
     {
+      config: { perUserLimit: 'send_per_user' },
       schema: {
         operationId: 'send-message',
         tags,

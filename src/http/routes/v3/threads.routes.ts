@@ -15,6 +15,7 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
   app.post(
     '/messages/:id/thread',
     {
+      config: { perUserLimit: 'send_per_user' },
       schema: {
         operationId: 'send-thread-message',
         tags,

@@ -23,7 +23,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   app.post(
     '/users',
     {
-      config: { access: 'authOnly' },
+      config: { access: 'authOnly', rateLimit: 'core' },
       schema: {
         operationId: 'create-user',
         tags,
@@ -102,6 +102,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   app.delete(
     '/users/:uid',
     {
+      config: { rateLimit: 'core' },
       schema: {
         operationId: 'delete-user',
         tags,
