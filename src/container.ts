@@ -87,13 +87,14 @@ export function createServices(
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
   const deploymentLimits = options.rateLimits?.limits ?? DEFAULT_RATE_LIMITS;
   const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region, rateLimits: deploymentLimits });
+  const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
+  const users = new UsersService({ db, users: repositories.users, blocks: repositories.blockedUsers, authTokens, roles: repositories.roles });
   const rateLimits = new RateLimitsService({
     counters: options.rateLimits?.counters ?? new MemoryRateLimitCounters(),
     limits: deploymentLimits,
     now: options.rateLimits?.now ?? Date.now,
+    usersService: users,
   });
-  const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
-  const users = new UsersService({ db, users: repositories.users, blocks: repositories.blockedUsers, authTokens, roles: repositories.roles });
   const roles = new RolesService({ db, roles: repositories.roles });
   const rbac = new RbacService({ db, roles: repositories.roles, groups: repositories.groups, permissions: repositories.permissions });
   const groupDeps = { db, groups: repositories.groups, members: repositories.groupMembers, users: repositories.users, usersService: users, rbac, passwords };

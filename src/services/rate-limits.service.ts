@@ -10,6 +10,7 @@ import {
   type UserClass,
 } from '../domain/rate-limits.js';
 import { RateLimitHit, type RateLimitCounters } from '../repositories/rate-limit-counters.js';
+import type { UsersService } from './users.service.js';
 
 /** One class's standing in the current window. */
 export interface RateLimitStanding {
@@ -34,6 +35,8 @@ export class RateLimitsService {
       limits: Readonly<RateLimits>;
       /** The clock, in ms since the epoch. */
       now: () => number;
+      /** An onBehalfOf user must be an active user, as on every operation that takes one. */
+      usersService: Pick<UsersService, 'requireActor'>;
     },
   ) {}
 
@@ -56,10 +59,12 @@ export class RateLimitsService {
   }
 
   /**
-   * Where the app stands in the current window, for each class that is on; with `uid`, also the
-   * per-user classes that are on, for that user. Reads, counts nothing.
+   * Where the app stands in the current window, for each class that is on; with onBehalfOf, also
+   * the per-user classes that are on, for that user. Reads, counts nothing.
    */
-  async usage(ctx: RequestContext, uid: string | undefined): Promise<RateLimitUsage> {
+  async usage(ctx: RequestContext): Promise<RateLimitUsage> {
+    await this.deps.usersService.requireActor(ctx);
+    const uid = ctx.onBehalfOf;
     const window = windowOf(this.deps.now());
     const reset = windowEndSeconds(window);
     const classes: RateLimitClass[] = [...APP_CLASSES, ...(uid === undefined ? [] : USER_CLASSES)];

@@ -282,6 +282,8 @@ describe("an app's own limits", () => {
 
 describe('GET /v3/rate_limits', () => {
   it("answers each class's limit, remaining and reset for the calling app, counting nothing", async () => {
+    // onBehalfOf names a user, as on every operation (created before the window counted here).
+    const alice = (await newUser(t, t.appA)).uid as string;
     nextWindow();
     await t.call(t.appA, '/v3/users');
     await t.call(t.appA, '/v3/users');
@@ -299,16 +301,19 @@ describe('GET /v3/rate_limits', () => {
     assertCounted(first, 20_000, 19_998);
     assert.deepEqual(body(await t.call(t.appA, '/v3/rate_limits')), body(first));
     // The per-user classes are off here: not listed even with onBehalfOf.
-    assert.deepEqual(Object.keys(body(await t.call(t.appA, '/v3/rate_limits', { onBehalfOf: 'alice' })).data), ['core', 'standard', 'import']);
+    assert.deepEqual(Object.keys(body(await t.call(t.appA, '/v3/rate_limits', { onBehalfOf: alice })).data), ['core', 'standard', 'import']);
+    // An onBehalfOf that names no user is refused, as on every operation.
+    assert.equal(errorCode(await t.call(t.appA, '/v3/rate_limits', { onBehalfOf: uniqueId('nobody') })), 'ERR_UID_NOT_FOUND');
     // The other app's count is its own.
     assert.equal(body(await t.call(t.appB, '/v3/rate_limits')).data.standard.remaining, 20_000);
   });
 
   it('still answers when the app is at its limit', async () => {
+    const alice = (await newUser(small, small.appA)).uid as string;
     nextWindow();
     for (let n = 0; n < 8; n++) await small.call(small.appA, '/v3/users');
     assertRefused(await small.call(small.appA, '/v3/users'), 8);
-    const usage = await small.call(small.appA, '/v3/rate_limits', { onBehalfOf: 'Alice' });
+    const usage = await small.call(small.appA, '/v3/rate_limits', { onBehalfOf: alice.toUpperCase() });
     assert.equal(usage.statusCode, 200);
     const reset = windowEnd();
     assert.deepEqual(body(usage).data, {

@@ -37,6 +37,8 @@ describe('shutdown', () => {
       PARLEY_HOST: '127.0.0.1',
       PARLEY_DATA_DIR: dataDir,
       PARLEY_INSECURE_HTTP: '1',
+      // This test is about waiting for handlers; the bound on that wait is timeouts.test.ts's.
+      PARLEY_SHUTDOWN_GRACE_MS: '300000',
       ...(pg ? { DATABASE_URL: pg.url } : {}),
     });
     const lines: string[] = [];
@@ -55,8 +57,21 @@ describe('shutdown', () => {
     });
     request.on('error', () => {});
     request.end(payload);
-    // Once the body has arrived, the client hangs up and the server is told to stop.
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Once the import is under way (its first rows are in), the client hangs up and the server
+    // is told to stop.
+    for (let stored = 0; stored === 0; ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      stored = Number(
+        (
+          await server.database.db
+            .selectFrom('users')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('app_id', '=', app.appId)
+            .where('uid', 'like', 'leaver-%')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    }
     request.destroy();
     await server.close();
 

@@ -23,7 +23,7 @@ export const rateLimitsRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       },
     },
     async (request, reply) => {
-      const data = await services.rateLimits.usage(request.ctx, request.ctx.onBehalfOf);
+      const data = await services.rateLimits.usage(request.ctx);
       // The headers every /v3 answer carries, here the standard class's (read, not counted).
       if (data.standard) setRateLimitHeaders(reply, data.standard.limit, data.standard.remaining, data.standard.reset);
       return { data };
