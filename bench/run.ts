@@ -3,7 +3,10 @@
 //
 //   npm run bench [-- --engine pglite|postgres|all] [--duration 8] [--only NAME]
 //                    [--users 100000] [--history 1000,1000000] [--import-messages 1000000]
-//                    [--crash-senders 128] [--crash-kills 3] [--crash-acks 50]
+//                    [--crash-senders 128] [--crash-kills 3] [--crash-acks 50] [--soak-minutes 20]
+//
+// With PostgreSQL it also runs the crash scenario, import memory (eight maximal import calls at
+// once) and a soak of mixed traffic (--soak-minutes 0 skips it).
 //
 // Baselines: no-database Fastify routes (for reads: a user, and a 50-message history page), and
 // raw single-row INSERTs over the pg driver at the same concurrency (for writes). Every server runs in its own process; autocannon
@@ -14,10 +17,12 @@ import os from 'node:os';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { describe as describeImport, importThroughput, type ImportBenchResult } from './import.js';
+import { describe as describeMemory, importMemory, type ImportMemoryResult } from './import-memory.js';
+import { describe as describeSoak, soak, type SoakResult } from './soak.js';
 import { describeCrash, runCrashScenario, type CrashReport } from './lib/crash.js';
 import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
+import { postgresDatabases } from './lib/postgres.js';
 import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 
 const { values } = parseArgs({
@@ -34,11 +39,14 @@ const { values } = parseArgs({
     'crash-senders': { type: 'string', default: '128' },
     'crash-kills': { type: 'string', default: '3' },
     'crash-acks': { type: 'string', default: '50' },
+    // Soak (PostgreSQL): minutes of mixed traffic, with the server's RSS each minute; 0 skips it.
+    'soak-minutes': { type: 'string', default: '20' },
   },
 });
 const duration = Number(values.duration);
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const CONCURRENCIES = values.connections!.split(',').filter(Boolean).map(Number);
+const { postgresReachable, withPostgresDatabase } = postgresDatabases(ADMIN_URL);
 
 interface Row {
   scenario: string;
@@ -68,32 +76,6 @@ function report(row: Omit<Row, 'ratio'>) {
       `${String(r.requestsPerSecond).padStart(7)} req/s  p50 ${String(r.p50Ms).padStart(4)} ms  p99 ${String(r.p99Ms).padStart(4)} ms  ` +
       `${(ratio * 100).toFixed(0).padStart(4)}% of ${row.baseline}${cpu ? `  (CPU/req: ${cpu})` : ''}${flags}`,
   );
-}
-
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function withPostgresDatabase<T>(run: (url: string) => Promise<T>): Promise<T> {
-  const name = `parley_bench_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  try {
-    const url = new URL(ADMIN_URL);
-    url.pathname = `/${name}`;
-    return await run(url.toString());
-  } finally {
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
-  }
 }
 
 /** Raw single-row INSERT rate over the pg driver, measured in its own process. */
@@ -325,6 +307,8 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
 
 const engines = values.engine === 'all' ? ['postgres', 'pglite'] : [values.engine!];
 const imports: ImportBenchResult[] = [];
+const memory: ImportMemoryResult[] = [];
+const soaks: SoakResult[] = [];
 const crashes: CrashReport[] = [];
 
 /**
@@ -367,6 +351,15 @@ for (const engine of engines) {
       imports.push(result);
       console.log(describeImport(result));
     }
+    // Eight maximal import calls at once: with the server's bound on calls in flight, and as if there were none.
+    for (const perServer of wanted('import memory') ? [undefined, 8] : []) {
+      memory.push(await withPostgresDatabase((url) => importMemory({ engine: 'postgres', databaseUrl: url, calls: 8, perServer })));
+      console.log(describeMemory(memory[memory.length - 1]!));
+    }
+    if (wanted('soak') && Number(values['soak-minutes']) > 0) {
+      soaks.push(await withPostgresDatabase((url) => soak({ engine: 'postgres', databaseUrl: url, minutes: Number(values['soak-minutes']), rate: 1500 })));
+      console.log(describeSoak(soaks[soaks.length - 1]!));
+    }
   } else {
     await parleyScenarios('pglite');
     if (values.only && wanted('crash')) console.log('crash: PostgreSQL only here (test/e2e/crash.test.ts runs a small one on PGlite); skipped on pglite');
@@ -381,7 +374,7 @@ for (const engine of engines) {
 // Each run is kept (a partial run, --only, must not erase the last full one), and the newest
 // is also latest.json.
 const at = new Date().toISOString();
-const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes }, null, 2)}\n`;
+const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks }, null, 2)}\n`;
 const kept = `.bench/run-${at.replace(/[:.]/g, '-')}.json`;
 fs.mkdirSync('.bench', { recursive: true });
 fs.writeFileSync(kept, results);
