@@ -66,10 +66,11 @@ export async function soak(options: { engine: 'postgres' | 'pglite'; databaseUrl
   const minutes: SoakMinute[] = [];
   let imported = 0;
   let importing = true;
-  // Data import calls of 1,000 messages, one after the other, through the run.
+  // Data import calls of 1,000 messages, one every 2 s, through the run.
   const importer = (async () => {
     let call = 0;
     while (importing) {
+      const next = Date.now() + 2000;
       const records: Record<string, unknown> = {};
       const sentAt = Math.floor(Date.now() / 1000) - 3600;
       for (let k = 0; k < 1000; k++) {
@@ -79,7 +80,7 @@ export async function soak(options: { engine: 'postgres' | 'pglite'; databaseUrl
       call++;
       const status = await post(server.info.port, headers, JSON.stringify({ messages: records }));
       if (status === 200) imported += 1000;
-      else await new Promise((resolve) => setTimeout(resolve, 1000));
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now())));
     }
   })();
   try {
