@@ -9,6 +9,7 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_IMPORT_BODY_LIMIT, DEFAULT_IMPORT_CONCURRENCY, DEFAULT_IMPORT_MAX_RECORDS } from '../src/config.js';
+import { postgresDatabases } from './lib/postgres.js';
 import { startServerProcess } from './lib/processes.js';
 
 export interface ImportMemoryResult {
@@ -135,8 +136,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({ options: { engine: { type: 'string', default: 'pglite' }, calls: { type: 'string', default: '8' }, 'per-server': { type: 'string' } } });
   const engine = values.engine as 'postgres' | 'pglite';
   const calls = Number(values.calls);
-  const databaseUrl = engine === 'postgres' ? process.env.DATABASE_URL : undefined;
-  if (engine === 'postgres' && !databaseUrl) throw new Error('set DATABASE_URL to a database the bench may fill');
   const perServer = values['per-server'] === undefined ? undefined : Number(values['per-server']);
-  console.log(describe(await importMemory({ engine, databaseUrl, calls, perServer })));
+  const databases = postgresDatabases(process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const result =
+    engine === 'postgres'
+      ? await databases.withPostgresDatabase((databaseUrl) => importMemory({ engine, databaseUrl, calls, perServer }))
+      : await importMemory({ engine, calls, perServer });
+  console.log(describe(result));
 }

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { postgresDatabases } from './lib/postgres.js';
 import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 
 export interface ImportBenchOptions {
@@ -252,17 +253,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       console.log(describe(await importThroughput(common)));
       continue;
     }
-    const name = `parley_bench_import_${process.pid}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    try {
-      const url = new URL(adminUrl);
-      url.pathname = `/${name}`;
-      console.log(describe(await importThroughput({ ...common, databaseUrl: url.toString() })));
-    } finally {
-      await admin.query(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    }
+    const result = await postgresDatabases(adminUrl).withPostgresDatabase((databaseUrl) => importThroughput({ ...common, databaseUrl }));
+    console.log(describe(result));
   }
 }

@@ -8,6 +8,7 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { postgresDatabases } from './lib/postgres.js';
 import { startServerProcess } from './lib/processes.js';
 
 export interface SoakMinute {
@@ -126,7 +127,8 @@ export function describe(result: SoakResult): string {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({ options: { engine: { type: 'string', default: 'pglite' }, minutes: { type: 'string', default: '20' }, rate: { type: 'string', default: '1500' } } });
   const engine = values.engine as 'postgres' | 'pglite';
-  const databaseUrl = engine === 'postgres' ? process.env.DATABASE_URL : undefined;
-  if (engine === 'postgres' && !databaseUrl) throw new Error('set DATABASE_URL to a database the bench may fill');
-  console.log(describe(await soak({ engine, databaseUrl, minutes: Number(values.minutes), rate: Number(values.rate) })));
+  const options = { engine, minutes: Number(values.minutes), rate: Number(values.rate) };
+  const databases = postgresDatabases(process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const result = engine === 'postgres' ? await databases.withPostgresDatabase((databaseUrl) => soak({ ...options, databaseUrl })) : await soak(options);
+  console.log(describe(result));
 }
