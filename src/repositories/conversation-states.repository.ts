@@ -1,4 +1,5 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
+import { translated } from '../db/driver-errors.js';
 import type { ConversationStatesTable, MemberScope, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { extended } from '../domain/objects.js';
@@ -205,12 +206,15 @@ export class ConversationStatesRepository {
       .execute();
   }
 
+  /** Throws ForeignKeyViolation when the conversation or the user was deleted meanwhile. */
   async setTags(appId: string, uid: string, conversationId: string, tags: string[], tx: Executor = this.db): Promise<void> {
-    await tx
-      .insertInto('conversation_states')
-      .values({ app_id: appId, uid, conversation_id: conversationId, tags })
-      .onConflict((oc) => oc.columns(['app_id', 'uid', 'conversation_id']).doUpdateSet({ tags, updated_at: new Date() }))
-      .execute();
+    await translated(() =>
+      tx
+        .insertInto('conversation_states')
+        .values({ app_id: appId, uid, conversation_id: conversationId, tags })
+        .onConflict((oc) => oc.columns(['app_id', 'uid', 'conversation_id']).doUpdateSet({ tags, updated_at: new Date() }))
+        .execute(),
+    );
   }
 
   /** Hides the conversation's messages up to `upTo` from `uid`. */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB, ReceiverType } from '../db/schema.js';
+import { ForeignKeyViolation } from '../db/driver-errors.js';
 import { withTransaction, type Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
@@ -105,15 +106,23 @@ export class ConversationsService {
   async update(ctx: RequestContext, target: Target, input: { tags: string[] }): Promise<Conversation> {
     const located = await this.locate(ctx, target);
     const tags = normalizeTags(input.tags);
-    await withTransaction(
-      this.deps.db,
-      'update_conversation',
-      async (tx) => {
-        await this.visible(ctx, located, target, { content: false }, tx);
-        await this.deps.states.setTags(ctx.appId, located.viewer, located.conversationId, tags, tx);
-      },
-      ctx.log,
-    );
+    try {
+      await withTransaction(
+        this.deps.db,
+        'update_conversation',
+        async (tx) => {
+          await this.visible(ctx, located, target, { content: false }, tx);
+          await this.deps.states.setTags(ctx.appId, located.viewer, located.conversationId, tags, tx);
+        },
+        ctx.log,
+      );
+    } catch (error) {
+      if (!(error instanceof ForeignKeyViolation)) throw error;
+      // The conversation, its group or a user was deleted meanwhile: answered as if the delete
+      // had come first, by the checks run again.
+      await this.visible(ctx, await this.locate(ctx, target), target, { content: false });
+      throw notAccessible(located.viewer, located.conversationId);
+    }
     return this.get(ctx, target);
   }
 
