@@ -40,6 +40,8 @@ describe('writes racing a delete', () => {
     const [owner, member, other] = await newUids(t, t.appA, 3);
     await race(async () => {
       const guid = (await newGroup(t, t.appA, { members: { participants: [member!] } }, owner)).guid as string;
+      const first = await t.call(t.appA, '/v3/messages', { method: 'POST', onBehalfOf: owner!, body: { receiver: guid, receiverType: 'group', category: 'message', type: 'text', data: { text: 'first' } } });
+      assert.equal(first.statusCode, 200, first.body);
       const writes: Call[] = [
         [`/v3/groups/${guid}/members`, { method: 'POST', body: { participants: [other] } }],
         [`/v3/groups/${guid}/members`, { method: 'POST', onBehalfOf: other! }],
@@ -49,6 +51,9 @@ describe('writes racing a delete', () => {
         [`/v3/groups/${guid}`, { method: 'PUT', body: { name: 'renamed', owner: member } }],
         ['/v3/messages', { method: 'POST', onBehalfOf: owner!, body: { receiver: guid, receiverType: 'group', category: 'message', type: 'text', data: { text: 'hi' } } }],
         [`/v3/groups/${guid}/conversation`, { method: 'PUT', onBehalfOf: member!, body: { tags: ['x'] } }],
+        [`/v3/groups/${guid}/conversation/read`, { method: 'POST', onBehalfOf: member!, body: {} }],
+        [`/v3/groups/${guid}/conversation/delivered`, { method: 'POST', onBehalfOf: owner!, body: {} }],
+        [`/v3/groups/${guid}/conversation`, { method: 'DELETE', onBehalfOf: member! }],
       ];
       return { writes, remove: [`/v3/groups/${guid}`, { method: 'DELETE' }] };
     });
