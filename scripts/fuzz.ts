@@ -53,6 +53,7 @@ try {
     `5xx             ${summary.fivexx}`,
     `cross-app reads ${summary.crossApp}`,
     `out of shape    ${summary.shape}`,
+    `list totals     ${summary.counts} other than their items (a page and its total read apart while others write; not a failure)`,
     `error codes     ${Object.keys(summary.errorCodes).length}: ${sorted(summary.errorCodes)}`,
     `families        ${sorted(summary.families)}`,
     `duration        ${(summary.durationMs / 1000).toFixed(1)} s (${Math.round(summary.requests / (summary.durationMs / 1000))} requests/s)`,
