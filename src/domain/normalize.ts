@@ -10,6 +10,9 @@ import { badRequest } from './errors.js';
 export const ID_PATTERN = '^[a-zA-Z0-9_-]+$';
 export const ID_MAX_LENGTH = 100;
 
+/** An app id is one DNS label, since it leads the host name: <appId>.api-<region>.<domain>. */
+export const APP_ID_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
 export const LIMITS = {
   nameLength: 100,
   urlLength: 3000,

@@ -2,7 +2,6 @@ import type { Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
 import type { ApiKeysTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
-import { extended } from '../domain/objects.js';
 import type { CredentialCache } from './credential-cache.js';
 import { escapeLike } from './sql-helpers.js';
 
@@ -71,10 +70,15 @@ export class ApiKeysRepository {
     values: { name?: string; scope?: ApiKeyRow['scope'] },
     tx: Executor = this.db,
   ): Promise<ApiKeyRow | undefined> {
+    // Column by column: only the name and the scope of a key ever change (its app, hash and
+    // hint never do).
+    const set: { name?: string; scope?: ApiKeyRow['scope']; updated_at: Date } = { updated_at: new Date() };
+    if (values.name !== undefined) set.name = values.name;
+    if (values.scope !== undefined) set.scope = values.scope;
     this.credentials?.invalidate(appId, keyHash);
     const row = await tx
       .updateTable('api_keys')
-      .set(extended(values, { updated_at: new Date() }))
+      .set(set)
       .where('app_id', '=', appId)
       .where('key_hash', '=', keyHash)
       .returningAll()

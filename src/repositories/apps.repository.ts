@@ -97,10 +97,17 @@ export class AppsRepository {
    */
   async setRateLimits(appId: string, limits: Partial<RateLimits>, tx: Executor = this.db): Promise<RateLimitOverrides> {
     this.credentials.invalidate(appId);
+    // Column by column, from the classes the service checked.
+    const set: { core?: number; standard?: number; import?: number; send_per_user?: number; unread_per_user?: number; updated_at: Date } = { updated_at: new Date() };
+    if (limits.core !== undefined) set.core = limits.core;
+    if (limits.standard !== undefined) set.standard = limits.standard;
+    if (limits.import !== undefined) set.import = limits.import;
+    if (limits.send_per_user !== undefined) set.send_per_user = limits.send_per_user;
+    if (limits.unread_per_user !== undefined) set.unread_per_user = limits.unread_per_user;
     const row = await tx
       .insertInto('app_rate_limits')
-      .values({ app_id: appId, ...limits })
-      .onConflict((oc) => oc.column('app_id').doUpdateSet(extended(limits, { updated_at: new Date() })))
+      .values(extended(set, { app_id: appId }))
+      .onConflict((oc) => oc.column('app_id').doUpdateSet(set))
       .returning(['core', 'standard', 'import', 'send_per_user', 'unread_per_user'])
       .executeTakeFirstOrThrow();
     // Again, in case a request cached the old limits while the write ran.

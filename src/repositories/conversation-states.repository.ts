@@ -1,4 +1,5 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
+import { translated } from '../db/driver-errors.js';
 import type { ConversationStatesTable, MemberScope, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { extended } from '../domain/objects.js';
@@ -162,11 +163,12 @@ export class ConversationStatesRepository {
    * Moves a watermark in one statement: delivered and read only forwards (a read message is
    * delivered too), read backwards for mark-as-unread. Times change only when a mark moves.
    */
+  /** Throws ForeignKeyViolation when the conversation or the user was deleted meanwhile. */
   async mark(appId: string, uid: string, conversationId: string, mark: ReceiptMark, tx: Executor = this.db): Promise<void> {
     const now = new Date();
     const id = mark.messageId;
     if (mark.kind === 'unread') {
-      await tx
+      await translated(() => tx
         .insertInto('conversation_states')
         .values({ app_id: appId, uid, conversation_id: conversationId })
         .onConflict((oc) =>
@@ -175,7 +177,7 @@ export class ConversationStatesRepository {
             updated_at: now,
           }),
         )
-        .execute();
+        .execute());
       return;
     }
     const forward = (column: 'delivered' | 'read') =>
@@ -183,7 +185,7 @@ export class ConversationStatesRepository {
     const timeOf = (column: 'delivered' | 'read') =>
       sql<Date>`case when ${id}::bigint > coalesce(conversation_states.${sql.ref(`${column}_message_id`)}, 0) then ${now}::timestamptz else conversation_states.${sql.ref(`${column}_at`)} end`;
     const read = mark.kind === 'read';
-    await tx
+    await translated(() => tx
       .insertInto('conversation_states')
       .values({
         app_id: appId,
@@ -202,20 +204,23 @@ export class ConversationStatesRepository {
           updated_at: now,
         }),
       )
-      .execute();
+      .execute());
   }
 
+  /** Throws ForeignKeyViolation when the conversation or the user was deleted meanwhile. */
   async setTags(appId: string, uid: string, conversationId: string, tags: string[], tx: Executor = this.db): Promise<void> {
-    await tx
-      .insertInto('conversation_states')
-      .values({ app_id: appId, uid, conversation_id: conversationId, tags })
-      .onConflict((oc) => oc.columns(['app_id', 'uid', 'conversation_id']).doUpdateSet({ tags, updated_at: new Date() }))
-      .execute();
+    await translated(() =>
+      tx
+        .insertInto('conversation_states')
+        .values({ app_id: appId, uid, conversation_id: conversationId, tags })
+        .onConflict((oc) => oc.columns(['app_id', 'uid', 'conversation_id']).doUpdateSet({ tags, updated_at: new Date() }))
+        .execute(),
+    );
   }
 
-  /** Hides the conversation's messages up to `upTo` from `uid`. */
+  /** Hides the conversation's messages up to `upTo` from `uid`; ForeignKeyViolation as mark. */
   async clear(appId: string, uid: string, conversationId: string, upTo: string, tx: Executor = this.db): Promise<void> {
-    await tx
+    await translated(() => tx
       .insertInto('conversation_states')
       .values({ app_id: appId, uid, conversation_id: conversationId, cleared_message_id: upTo })
       .onConflict((oc) =>
@@ -224,7 +229,7 @@ export class ConversationStatesRepository {
           updated_at: new Date(),
         }),
       )
-      .execute();
+      .execute());
   }
 
   /**

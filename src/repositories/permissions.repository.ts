@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { translated } from '../db/driver-errors.js';
 import type { MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 
@@ -34,13 +35,14 @@ export class PermissionsRepository {
   async upsertForRole(appId: string, role: string, entries: PermissionEntry[], tx: Executor = this.db): Promise<void> {
     if (entries.length === 0) return;
     const now = new Date();
-    await tx
+    // Translated: the service answers a foreign key violation (the role deleted meanwhile) as not found.
+    await translated(() => tx
       .insertInto('role_permissions')
       .values(entries.map((entry) => ({ app_id: appId, role, permission: entry.permission, value: entry.valueJson, created_at: now })))
       .onConflict((oc) =>
         oc.columns(['app_id', 'role', 'permission']).doUpdateSet({ value: sql`excluded.value`, updated_at: now }),
       )
-      .execute();
+      .execute());
   }
 
   async deleteForRole(appId: string, role: string, permission: string, tx: Executor = this.db): Promise<void> {
@@ -67,13 +69,14 @@ export class PermissionsRepository {
   async upsertForScope(appId: string, guid: string, scope: MemberScope, entries: PermissionEntry[], tx: Executor = this.db): Promise<void> {
     if (entries.length === 0) return;
     const now = new Date();
-    await tx
+    // Translated: the service answers a foreign key violation (the group deleted meanwhile) as not found.
+    await translated(() => tx
       .insertInto('group_scope_permissions')
       .values(entries.map((entry) => ({ app_id: appId, guid, scope, permission: entry.permission, value: entry.valueJson, created_at: now })))
       .onConflict((oc) =>
         oc.columns(['app_id', 'guid', 'scope', 'permission']).doUpdateSet({ value: sql`excluded.value`, updated_at: now }),
       )
-      .execute();
+      .execute());
   }
 
   async deleteForScope(appId: string, guid: string, scope: MemberScope, permission: string, tx: Executor = this.db): Promise<void> {

@@ -46,7 +46,9 @@ export class ApiKeysService {
   async insert(appId: string, input: { name: string; scope: ApiKeyScope }, tx: Executor): Promise<ApiKey> {
     for (;;) {
       const key = newApiKey();
-      const row = await this.deps.apiKeys.create(appId, { keyHash: sha256Hex(key), keyHint: maskSecret(key), ...input }, tx);
+      // Field by field: a request body may hold more fields than its type names, and none but
+      // the name and the scope may reach the row (a body's keyHash would choose the key).
+      const row = await this.deps.apiKeys.create(appId, { keyHash: sha256Hex(key), keyHint: maskSecret(key), name: input.name, scope: input.scope }, tx);
       // No row: another key of the app shares this one's hint; draw again.
       if (row) return extended(toApiKey(row), { apiKey: key });
     }
@@ -64,7 +66,7 @@ export class ApiKeysService {
   async update(ctx: RequestContext, key: string, changes: { name?: string; scope?: ApiKeyScope }): Promise<ApiKey> {
     const row = await this.find(ctx, key);
     assertNotSelf(ctx, row);
-    const updated = await this.deps.apiKeys.update(ctx.appId, row.key_hash, changes);
+    const updated = await this.deps.apiKeys.update(ctx.appId, row.key_hash, { name: changes.name, scope: changes.scope });
     if (!updated) throw notFound(key);
     return toApiKey(updated);
   }

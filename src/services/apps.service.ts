@@ -5,15 +5,13 @@ import type { DB } from '../db/schema.js';
 import { withTransaction } from '../db/transaction.js';
 import type { Credential, RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
+import { APP_ID_PATTERN } from '../domain/normalize.js';
 import { effectiveLimits, MAX_RATE_LIMIT, RATE_LIMIT_CLASSES, type RateLimits } from '../domain/rate-limits.js';
 import { digestsEqual, sha256Hex } from '../domain/secrets.js';
 import { toUnix } from '../domain/time.js';
 import type { AppsRepository } from '../repositories/apps.repository.js';
 import type { RolesRepository } from '../repositories/roles.repository.js';
 import type { ApiKeysService } from './api-keys.service.js';
-
-/** An app id is one DNS label, since it leads the host name: <appId>.api-<region>.<domain>. */
-export const APP_ID_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 export interface App {
   appId: string;

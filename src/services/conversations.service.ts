@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB, ReceiverType } from '../db/schema.js';
+import { ForeignKeyViolation } from '../db/driver-errors.js';
 import { withTransaction, type Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
@@ -18,6 +19,7 @@ import { guidNotFound } from './group-access.js';
 import { toGroup } from './groups.service.js';
 import type { Message, MessagesService } from './messages.service.js';
 import { toUser, withBlockFields, type UsersService } from './users.service.js';
+import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
 
 export interface Conversation {
   conversationId: string;
@@ -105,15 +107,23 @@ export class ConversationsService {
   async update(ctx: RequestContext, target: Target, input: { tags: string[] }): Promise<Conversation> {
     const located = await this.locate(ctx, target);
     const tags = normalizeTags(input.tags);
-    await withTransaction(
-      this.deps.db,
-      'update_conversation',
-      async (tx) => {
-        await this.visible(ctx, located, target, { content: false }, tx);
-        await this.deps.states.setTags(ctx.appId, located.viewer, located.conversationId, tags, tx);
-      },
-      ctx.log,
-    );
+    try {
+      await withTransaction(
+        this.deps.db,
+        'update_conversation',
+        async (tx) => {
+          await this.visible(ctx, located, target, { content: false }, tx);
+          await this.deps.states.setTags(ctx.appId, located.viewer, located.conversationId, tags, tx);
+        },
+        ctx.log,
+      );
+    } catch (error) {
+      if (!(error instanceof ForeignKeyViolation)) throw error;
+      // The conversation, its group or a user was deleted meanwhile: answered as if the delete
+      // had come first, by the checks run again.
+      await this.visible(ctx, await this.locate(ctx, target), target, { content: false });
+      throw notAccessible(located.viewer, located.conversationId);
+    }
     return this.get(ctx, target);
   }
 
@@ -130,13 +140,13 @@ export class ConversationsService {
     if (input.conversationWith !== undefined && normalizeId(input.conversationWith) !== normalizeId(target.id)) {
       throw badRequest({ conversationWith: 'must name the user in the path' });
     }
-    const located = await this.locate(ctx, target);
-    return this.clear(ctx, located, target, input.deleteMessagesPermanently ?? false);
+    // Located again when the conversation, its group or a user was deleted meanwhile.
+    return againIfDeletedMeanwhile(async () => this.clear(ctx, await this.locate(ctx, target), target, input.deleteMessagesPermanently ?? false));
   }
 
   /** delete-conversation (deprecated): reset, by conversation id. */
   async deleteById(ctx: RequestContext, rawConversationId: string): Promise<{ success: true; message: string }> {
-    return this.clear(ctx, await this.locateById(ctx, rawConversationId), undefined, false);
+    return againIfDeletedMeanwhile(async () => this.clear(ctx, await this.locateById(ctx, rawConversationId), undefined, false));
   }
 
   private async clear(ctx: RequestContext, located: Located, target: Target | undefined, permanently: boolean): Promise<{ success: true; message: string }> {
@@ -164,6 +174,11 @@ export class ConversationsService {
    * message of the conversation), or to the last message; without it, unread marks everything.
    */
   async mark(ctx: RequestContext, target: Target, kind: ReceiptKind, rawMessageId?: string | number): Promise<{ success: true; message: string }> {
+    // Run again when the conversation, its group or a user was deleted meanwhile: then not found.
+    return againIfDeletedMeanwhile(() => this.markOnce(ctx, target, kind, rawMessageId));
+  }
+
+  private async markOnce(ctx: RequestContext, target: Target, kind: ReceiptKind, rawMessageId?: string | number): Promise<{ success: true; message: string }> {
     const located = await this.locate(ctx, target);
     const { viewer, conversationId } = located;
     const messageId = rawMessageId === undefined ? undefined : parseMessageId(String(rawMessageId));

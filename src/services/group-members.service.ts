@@ -16,6 +16,7 @@ import { groupActor, guidNotFound, lockGroupForActor, rankOf, requireRank, SCOPE
 import type { Message } from './messages.service.js';
 import type { RbacService } from './rbac.service.js';
 import { toUser, withBlockFields, withViewerConversation, type User, type UsersService } from './users.service.js';
+import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
 
 /** The four arrays of an add-members call (and of create-group's inline `members`). */
 export const MEMBER_BUCKETS = ['admins', 'moderators', 'participants', 'usersToBan'] as const;
@@ -91,7 +92,8 @@ export class GroupMembersService {
       await this.deps.rbac.requireGroupTypeAllowed(ctx, actorRow!.role, 'joinGroup', group.type);
       joining = true;
     }
-    return withTransaction(
+    // A user deleted after their check (users are not locked): run again, they answer not found.
+    return againIfDeletedMeanwhile(() => withTransaction(
       this.deps.db,
       'add_group_members',
       async (tx) => {
@@ -107,7 +109,7 @@ export class GroupMembersService {
         return result;
       },
       ctx.log,
-    );
+    ));
   }
 
   /** The rules of joining, for a user who is not a member. */

@@ -23,6 +23,7 @@ import { permissionDenied } from './rbac.service.js';
 import { loadReceipts, receiptsFrom, sourceReceipt, withReceipt } from './receipts.js';
 import { toGroup } from './groups.service.js';
 import { toUser, withBlockFields, type UsersService } from './users.service.js';
+import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
 
 export interface MessageDataInput {
   text?: string;
@@ -239,7 +240,8 @@ export class MessagesService {
     const message = await this.newMessage(ctx.appId, sender, target, prepared);
     // Twice at most: an earlier message found by its muid may be deleted before it is read.
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.storeOrFirst(ctx, message, () => this.deps.batches.send(ctx.appId, message));
+      // A sender or receiver deleted meanwhile: the statement, run again, finds them gone.
+      const outcome = await this.storeOrFirst(ctx, message, () => againIfDeletedMeanwhile(() => this.deps.batches.send(ctx.appId, message)));
       if ('first' in outcome) return outcome.first;
       const { facts, row, firstId } = outcome.stored;
       requireSender(facts, sender);

@@ -36,6 +36,21 @@ describe('create-apikey', () => {
     assert.ok(!JSON.stringify(rows).includes(key.apiKey));
   });
 
+  it('takes only the name and the scope from the body: extra fields never choose the app, hash or hint', async () => {
+    // A body's keyHash chose the stored hash (found by the fuzz test): only name and scope may reach the row.
+    const chosen = 'f'.repeat(64);
+    const response = await t.call(t.appA, '/v3/apikeys', {
+      method: 'POST',
+      body: { name: uniqueId('key'), scope: 'fullAccess', app_id: t.appB.appId, appId: t.appB.appId, keyHash: chosen, key_hash: chosen, keyHint: 'chosen', key_hint: 'chosen' },
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    const key = body(response).data.apiKey as string;
+    assert.equal((await t.call(t.appA, '/v3/users', { key: { literal: key } })).statusCode, 200, 'the key works on its own app');
+    assert.equal((await t.call(t.appB, '/v3/users', { key: { literal: key } })).statusCode, 401, 'and not on the other');
+    const rows = await t.database.db.selectFrom('api_keys').select(['app_id', 'key_hint']).where('key_hash', '=', chosen).execute();
+    assert.deepEqual(rows, [], 'no key with the hash the body chose');
+  });
+
   it('refuses more than 25 keys per app with ERR_PLAN_QUOTA_RESTRICTION', async () => {
     const own = await t.services.apps.create({ appId: '', requestId: 't', log: silentLogger }, { name: 'Quota' });
     // The app starts with two keys.
@@ -132,6 +147,23 @@ describe('update-apikey', () => {
     assert.equal(updated.scope, 'fullAccess');
     assert.equal(typeof updated.updatedAt, 'number');
     assert.equal((await t.call(t.appA, '/v3/apikeys', { key: { literal: key.apiKey } })).statusCode, 200, 'now fullAccess');
+  });
+
+  it('changes only the name and the scope: a body naming another app does not move the key there', async () => {
+    // SECURITY: a body's app_id moved the key into another app, where it then authenticated
+    // (found by the fuzz test).
+    const key = await createKey('fullAccess');
+    const before = await t.database.db.selectFrom('api_keys').selectAll().where('app_id', '=', t.appA.appId).where('name', '=', key.name).executeTakeFirstOrThrow();
+    const response = await t.call(t.appA, `/v3/apikeys/${key.apiKey}`, {
+      method: 'PUT',
+      body: { name: 'renamed', app_id: t.appB.appId, key_hash: 'f'.repeat(64), key_hint: 'chosen', created_at: '2000-01-01T00:00:00Z', keyHash: 'f'.repeat(64) },
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal(body(response).data.name, 'renamed');
+    assert.equal((await t.call(t.appB, '/v3/users', { key: { literal: key.apiKey } })).statusCode, 401, 'the key does not work on the other app');
+    assert.equal((await t.call(t.appA, '/v3/users', { key: { literal: key.apiKey } })).statusCode, 200, 'and still works on its own');
+    const after = await t.database.db.selectFrom('api_keys').selectAll().where('key_hash', '=', before.key_hash).executeTakeFirstOrThrow();
+    assert.deepEqual([after.app_id, after.key_hint, after.created_at], [before.app_id, before.key_hint, before.created_at]);
   });
 
   it('takes a scope change into account at once, though keys are cached for authentication', async () => {

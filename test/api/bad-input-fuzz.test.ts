@@ -1,117 +1,71 @@
 /**
- * Bad input never answers 500. Every operation of the generated OpenAPI document is called with
- * seeded random path values, query values, bodies and onBehalfOf users, valid and not: each
- * answer must be below 500, and an error must come in the vendor's shape. A failure prints the
- * seed and the request, so it can be replayed.
+ * Bad input never answers 500, and never another app's data: the seeded fuzz (helpers/fuzz.ts)
+ * over every operation of the OpenAPI document, across two apps, with malformed JSON, invalid
+ * Unicode, deep nesting, huge numbers, wrong types, oversized values and hostile headers. CI
+ * runs a short seed; `npm run fuzz -- --requests 100000` runs the long mode. A failure prints
+ * the seed and the request, so it can be made again (PARLEY_FUZZ_SEED, PARLEY_FUZZ_REQUESTS).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { body, createTestApp, type TestApp } from '../helpers/app.js';
-import { newGroup, newUids } from '../helpers/factories.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { answerFailures, fuzzRequest, runFuzz, setupFuzz, type Fuzz, type FuzzSummary } from '../helpers/fuzz.js';
 
 const SEED = Number(process.env.PARLEY_FUZZ_SEED ?? 20261123);
-const REQUESTS_PER_OPERATION = 8;
+const REQUESTS = Number(process.env.PARLEY_FUZZ_REQUESTS ?? 2000);
 
 let t: TestApp;
-let doc: { paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string }>; requestBody?: any }>> };
-const known: Record<string, string[]> = {};
-
+let fuzz: Fuzz;
+let summary: FuzzSummary;
 before(async () => {
-  t = await createTestApp();
-  const [alice, bob] = await newUids(t, t.appA, 2);
-  const group = await newGroup(t, t.appA, {}, alice);
-  const sent = await t.call(t.appA, '/v3/messages', {
-    method: 'POST',
-    onBehalfOf: alice!,
-    body: { receiver: bob, receiverType: 'user', category: 'message', type: 'text', data: { text: 'hi' } },
-  });
-  assert.equal(sent.statusCode, 200, sent.body);
-  const messageId = body(sent).data.id as string;
-  Object.assign(known, {
-    uid: [alice!, bob!],
-    guid: [group.guid as string],
-    id: [messageId],
-    role: ['default'],
-    scope: ['admin', 'participant'],
-    reaction: ['👍'],
-    permission: ['createGroup'],
-    conversationId: [body(sent).data.conversationId as string, `group_${group.guid}`],
-    apiKey: [t.appA.apiKey],
-    authToken: ['x'],
-  });
-  doc = body(await t.app.inject({ method: 'GET', url: '/openapi.json' }));
+  // Rate limits off: the fuzz's own pace must not turn its answers into 429s.
+  t = await createTestApp({ rateLimits: { core: 0, standard: 0, import: 0 }, importConcurrency: { perServer: 64, perApp: 64 } });
+  fuzz = await setupFuzz(t);
+  summary = await runFuzz(fuzz, { seed: SEED, requests: REQUESTS, concurrency: 4 });
 });
 after(async () => {
-  await t.close();
+  await t?.close();
 });
 
-/** A small seeded generator (mulberry32), so a failing run can be replayed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]! };
-}
+describe('the fuzz of every operation across two apps', () => {
+  it('answers no request with a 5xx, an error out of the vendor shape, or the other app’s data', () => {
+    const report = summary.failures.map((f) => `${f.kind}: ${f.message}\n  replay: ${f.replay}`).join('\n');
+    assert.deepEqual({ fivexx: summary.fivexx, crossApp: summary.crossApp, shape: summary.shape }, { fivexx: 0, crossApp: 0, shape: 0 }, `seed ${SEED}:\n${report}`);
+    assert.equal(summary.requests, REQUESTS);
+  });
 
-const JUNK_STRINGS = ['', ' ', 'x', 'UPPER-Case_id', '-1', '0', '99999999999999999999999', '1e309', 'true', 'null', '../..', '%', 'ü漢字🚀', 'a'.repeat(300), 'a,b,,c'];
-const JUNK_VALUES: unknown[] = [null, true, false, 0, -1, 1.5, 2 ** 53, '', 'x', 'a'.repeat(5000), [], ['x'], [1, 2], {}, { a: { b: { c: [] } } }];
-
-function junkBody(r: ReturnType<typeof random>, schema: any): unknown {
-  const kind = r.next();
-  if (kind < 0.1) return r.pick(JUNK_VALUES);
-  const properties = Object.keys(schema?.properties ?? {});
-  const result: Record<string, unknown> = {};
-  for (const name of properties) {
-    const roll = r.next();
-    if (roll < 0.35) continue;
-    if (roll < 0.55) result[name] = r.pick(JUNK_VALUES);
-    else if (roll < 0.75) result[name] = r.pick([...(known.uid ?? []), ...(known.guid ?? [])]);
-    else if (roll < 0.9) result[name] = r.pick([[...(known.uid ?? [])], { uids: known.uid, guids: known.guid }, { text: 'hi' }]);
-    else result[name] = r.pick(JUNK_STRINGS);
-  }
-  if (r.next() < 0.2) result[r.pick(JUNK_STRINGS) || 'extra'] = r.pick(JUNK_VALUES);
-  return result;
-}
-
-describe('bad input never answers 500', () => {
-  it('calls every operation with seeded random input', async () => {
-    const r = random(SEED);
-    let calls = 0;
-    for (const [path, operations] of Object.entries(doc.paths)) {
-      for (const [method, operation] of Object.entries(operations)) {
-        if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
-        for (let i = 0; i < REQUESTS_PER_OPERATION; i++) {
-          const url = path.replace(/\{(\w+)\}/g, (_, name: string) =>
-            encodeURIComponent(r.next() < 0.6 && known[name] ? r.pick(known[name]!) : r.pick(JUNK_STRINGS.filter(Boolean))),
-          );
-          const query: Record<string, string> = {};
-          for (const parameter of operation.parameters ?? []) {
-            if (parameter.in === 'query' && r.next() < 0.4) query[parameter.name] = r.pick(JUNK_STRINGS);
-          }
-          const schema = operation.requestBody?.content?.['application/json']?.schema;
-          const payload = method === 'get' ? undefined : junkBody(r, schema);
-          const onBehalfOf = r.pick([undefined, undefined, ...(known.uid ?? []), 'nobody-here']);
-          const response = await t.call(t.appA, url, {
-            method: method.toUpperCase() as 'GET',
-            query,
-            ...(payload !== undefined ? { body: payload } : {}),
-            ...(onBehalfOf !== undefined ? { onBehalfOf } : {}),
-          });
-          calls++;
-          const replay = `seed ${SEED}: ${method.toUpperCase()} ${url} ${JSON.stringify({ query, payload, onBehalfOf }).slice(0, 500)}`;
-          assert.ok(response.statusCode < 500, `${response.statusCode} for ${replay}\n${response.body.slice(0, 500)}`);
-          if (response.statusCode >= 400) {
-            const error = body(response).error;
-            assert.equal(typeof error?.code, 'string', `no error code for ${replay}`);
-            assert.equal(typeof error?.message, 'string', `no error message for ${replay}`);
-          }
-        }
-      }
+  it('calls every operation, with every kind of hostile input', () => {
+    const missed = fuzz.operations.filter((op) => (summary.operations[op.operationId] ?? 0) === 0).map((op) => op.operationId);
+    assert.deepEqual(missed, []);
+    assert.ok(fuzz.operations.length >= 87, `only ${fuzz.operations.length} operations`);
+    for (const family of [
+      'malformed: truncated', 'malformed: trailing garbage', 'malformed: wrong content type', 'unicode: invalid UTF-8 bytes',
+      'unicode: lone surrogate or NUL escapes', 'nesting: deep value', 'nesting: deep body', 'numbers: beyond a double',
+      'body: schema with junk', 'path: junk', 'query', 'key: the other app’s', 'headers: appId header', 'headers: host',
+      'headers: duplicate apiKey', 'headers: huge header', 'headers: onBehalfOf', 'headers: content-length',
+    ]) {
+      assert.ok((summary.families[family] ?? 0) > 0, `no request of "${family}": ${JSON.stringify(summary.families)}`);
     }
-    assert.ok(calls > 500, `only ${calls} calls: the OpenAPI document lists too few operations`);
+    // Not only refusals: the seeded entities are found and changed too.
+    assert.ok((summary.statuses['2xx'] ?? 0) > REQUESTS / 20, JSON.stringify(summary.statuses));
+  });
+
+  it('is the same requests for the same seed', () => {
+    const first = fuzzRequest(fuzz, SEED, 7);
+    const again = fuzzRequest(fuzz, SEED, 7);
+    assert.deepEqual(again, first);
+    assert.notDeepEqual(fuzzRequest(fuzz, SEED + 1, 7).inject, first.inject);
+  });
+
+  it('its oracle catches a 5xx, an error out of shape, and the other app’s marker, key or message', () => {
+    const request = { ...fuzzRequest(fuzz, SEED, 0), actor: 'B' as const };
+    const answer = (statusCode: number, payload: unknown) =>
+      ({ statusCode, body: JSON.stringify(payload), json: () => payload }) as unknown as Parameters<typeof answerFailures>[2];
+    const kinds = (statusCode: number, payload: unknown) => answerFailures(fuzz, request, answer(statusCode, payload)).map((f) => f.kind);
+    assert.deepEqual(kinds(500, { error: { code: 'ERR_EXCEPTION', message: 'x' } }), ['5xx']);
+    assert.deepEqual(kinds(400, { message: 'no error object' }), ['shape']);
+    assert.deepEqual(kinds(404, { error: { code: 'X', message: `named ${fuzz.a.marker}` } }), ['cross-app']);
+    assert.deepEqual(kinds(200, { data: { apiKey: fuzz.a.app.apiKey } }), ['cross-app']);
+    assert.deepEqual(kinds(200, { data: { id: fuzz.a.tenants[0]!.messages[0] } }), ['cross-app']);
+    assert.deepEqual(kinds(200, { data: { name: `own ${fuzz.b.marker}` } }), []);
   });
 });

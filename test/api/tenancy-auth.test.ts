@@ -49,6 +49,19 @@ describe('tenancy', () => {
     assert.equal(errorCode(byHeader), 'AUTH_ERR_INVALID_APPID');
   });
 
+  it('refuses an appId that cannot be an app id (NUL, a lone surrogate, huge) with AUTH_ERR_INVALID_APPID, not echoed', async () => {
+    // A NUL reached the database's lookup and answered 500 (found by the fuzz test).
+    for (const appid of ['a\u0000b', `${t.appA.appId}\u0000`, 'a\ud800', 'x'.repeat(100_000), 'ü漢字', 'a b', '-a', `${t.appA.appId}.x`]) {
+      const response = await raw({ host: 'localhost', appid, apikey: t.appA.apiKey });
+      assert.equal(response.statusCode, 401, `${JSON.stringify(appid.slice(0, 20))}: ${response.body.slice(0, 200)}`);
+      assert.equal(errorCode(response), 'AUTH_ERR_INVALID_APPID');
+      assert.ok(response.body.length < 500, 'the value is not echoed back');
+    }
+    const longHost = await raw({ host: `${'x'.repeat(70_000)}.api-us.${TEST_DOMAIN}`, apikey: t.appA.apiKey });
+    assert.equal(errorCode(longHost), 'AUTH_ERR_INVALID_APPID');
+    assert.ok(longHost.body.length < 500, 'the host is not echoed back');
+  });
+
   it("refuses another region's host and touches nothing", async () => {
     const uid = uniqueId();
     for (const region of ['eu', 'in', 'xx']) {

@@ -34,4 +34,12 @@ describe('resolveAppId', () => {
     assert.equal(code(() => resolveAppId('localhost', undefined, settings)), 'AUTH_ERR_EMPTY_APPID');
     assert.equal(code(() => resolveAppId('localhost', '  ', settings)), 'AUTH_ERR_EMPTY_APPID');
   });
+
+  it('refuses a value that cannot be an app id, from the host or the header', () => {
+    for (const value of ['a\u0000b', 'a\ud800', 'x'.repeat(64), 'a_b', '-a', 'a-']) {
+      assert.equal(code(() => resolveAppId('localhost', value, settings)), 'AUTH_ERR_INVALID_APPID', JSON.stringify(value));
+    }
+    assert.equal(code(() => resolveAppId(`${'x'.repeat(64)}.api-us.example.com`, undefined, settings)), 'AUTH_ERR_INVALID_APPID');
+    assert.equal(resolveAppId(`${'x'.repeat(63)}.api-us.example.com`, undefined, settings), 'x'.repeat(63));
+  });
 });
