@@ -7,9 +7,10 @@ import type { Database } from './db/database.js';
 import { withDefaults, type RateLimits } from './domain/rate-limits.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/plugins/error-handler.js';
 import { ImportCallLimiter } from './http/plugins/import-limits.js';
-import { refuseWhileClosing, trackInFlight } from './http/plugins/in-flight.js';
+import { trackInFlight } from './http/plugins/in-flight.js';
 import { installOpenApi } from './http/plugins/openapi.js';
-import { installTextGuard } from './http/plugins/text-guard.js';
+import { installTextGuard, textProblemOf } from './http/plugins/text-guard.js';
+import { badRequest } from './domain/errors.js';
 import { dataImportRoutes } from './http/routes/data-import/index.js';
 import { v3Routes } from './http/routes/v3/index.js';
 import { validatorCompiler } from './schemas/validator.js';
@@ -51,7 +52,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     // closed (docs/timeouts.md). Handlers are bounded by the database's timeouts.
     requestTimeout: options.config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     connectionTimeout: options.config.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
-    // Requests arriving during shutdown are answered by refuseWhileClosing, in the vendor's shape.
+    // Requests arriving during shutdown are answered by trackInFlight, in the vendor's shape.
     return503OnClosing: false,
     // A conversation id is two uids of up to 100 characters and `_user_`; longer path values
     // are refused by the routes' schemas, and beyond this by frameworkErrorHandler.
@@ -69,15 +70,19 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   const rateLimits = { limits: withDefaults(options.config.rateLimits), counters, now: options.clock };
   const services = createServices(options.database, tenancy, { importMaxRecords: options.config.importMaxRecords, rateLimits });
 
-  refuseWhileClosing(app);
+  const inFlight = trackInFlight(app);
+  // JSON bodies: nesting and text checked as they are parsed (see text-guard.ts).
   installTextGuard(app);
   app.setValidatorCompiler(validatorCompiler);
-  // A route with an optional body sees `{}` when none was sent; required fields still fail.
+  // One hook before validation, on every request: the edge's text check of the path
+  // parameters, query and headers; then a route with an optional body sees `{}` when none was
+  // sent (required fields still fail).
   app.addHook('preValidation', (request, _reply, done) => {
+    const problem = textProblemOf(request);
+    if (problem) return done(badRequest(problem));
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
     done();
   });
-  const inFlight = trackInFlight(app);
   installErrorHandling(app, { bodyLimit: options.config.bodyLimit });
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);

@@ -7,12 +7,10 @@ import { ForeignKeyViolation } from '../db/driver-errors.js';
  * error. Bounded: a row cannot be deleted twice, so a second violation is rare and a third is
  * thrown.
  */
-export async function againIfDeletedMeanwhile<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await work();
-    } catch (error) {
-      if (!(error instanceof ForeignKeyViolation) || attempt >= attempts) throw error;
-    }
-  }
+export function againIfDeletedMeanwhile<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+  // A promise chain, not an async loop: a send runs this, and the common path is one call.
+  return work().catch((error: unknown) => {
+    if (!(error instanceof ForeignKeyViolation) || attempts <= 1) throw error;
+    return againIfDeletedMeanwhile(work, attempts - 1);
+  });
 }

@@ -9,15 +9,27 @@ type Counted = FastifyRequest & { [COUNTED]?: boolean };
  * sockets only: a client that hangs up mid-request leaves its handler running with no socket,
  * and the database must stay open until that handler is done. A request counts from its first
  * hook until its reply is sent (onSend runs even when the client has gone).
+ *
+ * Once the server is closing, a request that still arrives on an open connection is answered
+ * 503 ERR_MISSION_FAILED in the vendor's shape (with Retry-After, and the connection closed), so
+ * the client retries elsewhere; Fastify's own 503 has another shape. Both in one onRequest hook:
+ * it runs on every request.
  */
 export function trackInFlight(app: FastifyInstance): { drained(timeoutMs: number): Promise<boolean> } {
   let running = 0;
+  let closing = false;
   let idle: Array<() => void> = [];
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   // Callback hooks, not async ones: they run on every request, and a promise each costs more than the work.
-  app.addHook('onRequest', (request: Counted, _reply, done) => {
+  app.addHook('onRequest', (request: Counted, reply, done) => {
     request[COUNTED] = true;
     running++;
-    done();
+    if (!closing) return done();
+    void reply.header('connection', 'close');
+    done(new AppError('ERR_MISSION_FAILED', { message: 'The server is shutting down. Retry the request.', retryAfter: 1 }));
   });
   app.addHook('onSend', (request: Counted, _reply, payload, done) => {
     if (request[COUNTED]) {
@@ -43,22 +55,4 @@ export function trackInFlight(app: FastifyInstance): { drained(timeoutMs: number
       });
     },
   };
-}
-
-/**
- * Once the server is closing, a request that still arrives on an open connection is answered
- * 503 ERR_MISSION_FAILED in the vendor's shape (with Retry-After, and the connection closed), so
- * the client retries elsewhere; Fastify's own 503 has another shape.
- */
-export function refuseWhileClosing(app: FastifyInstance): void {
-  let closing = false;
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (!closing) return done();
-    void reply.header('connection', 'close');
-    done(new AppError('ERR_MISSION_FAILED', { message: 'The server is shutting down. Retry the request.', retryAfter: 1 }));
-  });
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { badRequest } from '../../domain/errors.js';
+import { badRequest, type ErrorDetails } from '../../domain/errors.js';
 import { findUnstorable, jsonNestsDeeperThan, MAX_JSON_DEPTH, mayHoldUnstorableText, unstorableText } from '../../domain/text.js';
 
 declare module 'fastify' {
@@ -19,10 +19,10 @@ declare module 'fastify' {
 const RECORDS_BODY_MAX_DEPTH = 2 * MAX_JSON_DEPTH;
 
 /**
- * The edge check of every request, before any hook reads its values and before any service:
- * a body, path parameter, query value or header value that PostgreSQL cannot store (NUL, a lone
- * UTF-16 surrogate: see domain/text.ts), or a JSON body nested deeper than MAX_JSON_DEPTH, is
- * refused with ERR_BAD_REQUEST naming the field.
+ * The edge check of every request, before any service: a body, path parameter, query value or
+ * header value that PostgreSQL cannot store (NUL, a lone UTF-16 surrogate: see domain/text.ts),
+ * or a JSON body nested deeper than MAX_JSON_DEPTH, is refused with ERR_BAD_REQUEST naming the
+ * field. This installs the JSON body parser; the app's preValidation hook calls textProblemOf.
  */
 export function installTextGuard(app: FastifyInstance): void {
   // An empty body with a JSON content type (common on DELETE) is read as no body.
@@ -40,19 +40,28 @@ export function installTextGuard(app: FastifyInstance): void {
       else done(null, parsed);
     });
   });
-
-  // Callback hook, not an async one: it runs on every request.
-  app.addHook('preValidation', (request, _reply, done) => {
-    const problem = findUnstorable(request.params) ?? findUnstorable(request.query) ?? headerProblem(request);
-    done(problem ? badRequest(problem) : undefined);
-  });
 }
 
-function headerProblem(request: FastifyRequest) {
-  for (const [name, value] of Object.entries(request.headers)) {
-    for (const item of Array.isArray(value) ? value : [value]) {
-      const problem = typeof item === 'string' ? unstorableText(item) : undefined;
+/**
+ * The edge's check of a request's path parameters, query values and header values (the body is
+ * checked as it is parsed): the first that PostgreSQL cannot store, as error details. Called by
+ * the app's one preValidation hook, on every request, so it allocates nothing when all is well.
+ */
+export function textProblemOf(request: FastifyRequest): ErrorDetails | undefined {
+  return findUnstorable(request.params) ?? findUnstorable(request.query) ?? headerProblem(request.headers);
+}
+
+function headerProblem(headers: FastifyRequest['headers']): ErrorDetails | undefined {
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value === 'string') {
+      const problem = unstorableText(value);
       if (problem) return { [`header ${name}`]: problem };
+    } else if (Array.isArray(value)) {
+      for (const item of value) {
+        const problem = unstorableText(item);
+        if (problem) return { [`header ${name}`]: problem };
+      }
     }
   }
   return undefined;
