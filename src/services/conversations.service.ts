@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { DB, ReceiverType } from '../db/schema.js';
-import { ForeignKeyViolation } from '../db/driver-errors.js';
 import { withTransaction, type Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
@@ -105,9 +104,10 @@ export class ConversationsService {
 
   /** update-user-conversation / update-group-conversation: the viewer's tags of the conversation. */
   async update(ctx: RequestContext, target: Target, input: { tags: string[] }): Promise<Conversation> {
-    const located = await this.locate(ctx, target);
-    const tags = normalizeTags(input.tags);
-    try {
+    // Located again when the conversation, its group or a user was deleted meanwhile: not found.
+    await againIfDeletedMeanwhile(async () => {
+      const located = await this.locate(ctx, target);
+      const tags = normalizeTags(input.tags);
       await withTransaction(
         this.deps.db,
         'update_conversation',
@@ -117,13 +117,7 @@ export class ConversationsService {
         },
         ctx.log,
       );
-    } catch (error) {
-      if (!(error instanceof ForeignKeyViolation)) throw error;
-      // The conversation, its group or a user was deleted meanwhile: answered as if the delete
-      // had come first, by the checks run again.
-      await this.visible(ctx, await this.locate(ctx, target), target, { content: false });
-      throw notAccessible(located.viewer, located.conversationId);
-    }
+    });
     return this.get(ctx, target);
   }
 
