@@ -162,8 +162,8 @@ export class ConversationStatesRepository {
   /**
    * Moves a watermark in one statement: delivered and read only forwards (a read message is
    * delivered too), read backwards for mark-as-unread. Times change only when a mark moves.
+   * Throws ForeignKeyViolation when the conversation or the user was deleted meanwhile.
    */
-  /** Throws ForeignKeyViolation when the conversation or the user was deleted meanwhile. */
   async mark(appId: string, uid: string, conversationId: string, mark: ReceiptMark, tx: Executor = this.db): Promise<void> {
     const now = new Date();
     const id = mark.messageId;
