@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { groupConversationKey, userConversationKey } from '../src/domain/conversation-id.js';
 import { postgresDatabases } from './lib/postgres.js';
 import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 
@@ -184,7 +185,7 @@ async function copyRate(options: ImportBenchOptions): Promise<{ messagesPerSecon
       for (const indexes of batchesOf(worker, options.concurrency, options.messages, options.batch)) {
         const lines = indexes.map((i) => {
           const m = message(i, options.messages);
-          const conversationId = m.receiverType === 'group' ? `group_${m.receiver}` : [m.sender, m.receiver].sort().join('_user_');
+          const conversationId = m.receiverType === 'group' ? groupConversationKey(m.receiver) : userConversationKey(m.sender, m.receiver);
           const sentAt = new Date(m.sentAt * 1000).toISOString();
           const readAt = m.readAt === undefined ? '\\N' : new Date(m.readAt * 1000).toISOString();
           return ['bench', conversationId, m.sender, m.receiver, m.receiverType, m.category, m.type, JSON.stringify(m.data), m.muid, sentAt, readAt, readAt].join('\t');

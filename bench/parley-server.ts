@@ -8,6 +8,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/domain/context.js';
+import { userConversationKey } from '../src/domain/conversation-id.js';
 import { createLogger, startServer } from '../src/server.js';
 import { announceReady } from './lib/processes.js';
 
@@ -61,7 +62,7 @@ if (chatGroups > 0) {
 const histories = (process.env.BENCH_HISTORY ?? '').split(',').filter(Boolean).map(Number);
 for (const [index, size] of histories.entries()) {
   const [a, b] = [`seed-${index * 2}`, `seed-${index * 2 + 1}`];
-  const conversationId = `${a}_user_${b}`;
+  const conversationId = userConversationKey(a, b);
   await sql`insert into conversations (app_id, conversation_id, conversation_type) values (${app.appId}, ${conversationId}, 'user')`.execute(server.database.db);
   await sql`insert into user_conversations (app_id, uid, conversation_id, conversation_with)
             values (${app.appId}, ${a}, ${conversationId}, ${b}), (${app.appId}, ${b}, ${conversationId}, ${a})`.execute(server.database.db);

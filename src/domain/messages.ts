@@ -5,10 +5,6 @@ export const SENDABLE_CATEGORIES = ['message', 'custom'] as const;
 export const MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'file'] as const;
 export const MEDIA_TYPES = ['image', 'video', 'audio', 'file'] as const;
 
-export function groupConversationId(guid: string): string {
-  return `group_${guid}`;
-}
-
 /** PostgreSQL's bigint ceiling: a larger id would make the query fail instead of matching nothing. */
 const MAX_ID = 9_223_372_036_854_775_807n;
 

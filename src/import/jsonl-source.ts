@@ -77,7 +77,11 @@ export function conversationWorker(record: Record<string, unknown>, workers: num
   return (hash >>> 0) % workers;
 }
 
-/** A message's conversation: `group_<guid>`, or the two uids sorted (ids compare lower-cased). */
+/**
+ * A message's conversation as the vendor names it: `group_<guid>`, or the two uids sorted (ids
+ * compare lower-cased). It only spreads conversations over workers: when two conversations
+ * share one such id (domain/conversation-id.ts), they share a worker, and each keeps its order.
+ */
 export function conversationKey(record: Record<string, unknown>): string {
   const sender = String(record.sender ?? '').toLowerCase();
   const receiver = String(record.receiver ?? '').toLowerCase();

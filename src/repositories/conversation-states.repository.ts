@@ -2,6 +2,7 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
 import type { ConversationStatesTable, MemberScope, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import { conversationTypeOf } from '../domain/conversation-id.js';
 import { extended } from '../domain/objects.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
 import type { GroupRow } from './groups.repository.js';
@@ -40,7 +41,7 @@ export interface ConversationViewRow {
 
 export interface ConversationFilter {
   conversationType?: ReceiverType;
-  /** One conversation (with conversationType, or either kind). */
+  /** One conversation, by its key (domain/conversation-id.ts). */
   conversationId?: string;
   unread?: boolean;
   /** Conversations the viewer tagged with at least one of these. */
@@ -266,15 +267,16 @@ function unreadMessages(appId: string, uid: string): RawBuilder<unknown> {
  * their state of it (s), hidden while cleared up to its last message.
  */
 function visibleFrom(appId: string, uid: string, filter: ConversationFilter): RawBuilder<unknown> {
-  const guidOf = filter.conversationId?.startsWith('group_') ? filter.conversationId.slice('group_'.length) : undefined;
+  const key = filter.conversationId;
+  const guidOf = key !== undefined && conversationTypeOf(key) === 'group' ? key.slice('group_'.length) : undefined;
   // userTags keep only 1:1 conversations, groupTags only group ones; both keep either kind.
   const userTags = filter.userTags?.length ? filter.userTags : undefined;
   const groupTags = filter.groupTags?.length ? filter.groupTags : undefined;
-  const wantUser = filter.conversationType !== 'group' && !(groupTags && !userTags);
+  const wantUser = filter.conversationType !== 'group' && !(groupTags && !userTags) && (key === undefined || guidOf === undefined);
   const wantGroup =
-    filter.conversationType !== 'user' && !(userTags && !groupTags) && (filter.conversationId === undefined || guidOf !== undefined);
+    filter.conversationType !== 'user' && !(userTags && !groupTags) && (key === undefined || guidOf !== undefined);
   const userSide = [sql`app_id = ${appId}`, sql`uid = ${uid}`];
-  if (filter.conversationId !== undefined) userSide.push(sql`conversation_id = ${filter.conversationId}`);
+  if (key !== undefined) userSide.push(sql`conversation_id = ${key}`);
   if (!wantUser) userSide.push(sql`false`);
   const groupSide = [sql`app_id = ${appId}`, sql`uid = ${uid}`];
   if (guidOf !== undefined) groupSide.push(sql`guid = ${guidOf}`);

@@ -49,7 +49,10 @@ export interface NewMessage {
 
 /** What a message list keeps; every field narrows it. */
 export interface MessageFilter {
+  /** One conversation's key (see domain/conversation-id.ts). */
   conversationId?: string;
+  /** Any of these conversations' keys (none: no message). */
+  conversationIn?: string[];
   /** Only the conversations this user takes part in: their 1:1s and their groups'. */
   visibleTo?: string;
   receiverType?: ReceiverType;
@@ -556,9 +559,11 @@ export class MessagesRepository {
       .selectAll()
       .where('app_id', '=', appId);
     if (filter.conversationId !== undefined) query = query.where('conversation_id', '=', filter.conversationId);
+    if (filter.conversationIn !== undefined) {
+      query = filter.conversationIn.length === 0 ? query.where(sql<boolean>`false`) : query.where('conversation_id', 'in', filter.conversationIn);
+    }
     if (filter.visibleTo !== undefined) {
       const uid = filter.visibleTo;
-      // By receiver type too: a guid like `x_user_y` gives the same conversation id as uids `group_x` and `y`.
       query = query.where((eb) =>
         eb.or([
           eb.and([

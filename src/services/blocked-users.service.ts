@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { withTransaction, type Tx } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
-import { userConversationId } from '../domain/conversation-id.js';
+import { userConversationWireId } from '../domain/conversation-id.js';
 import { AppError, uidFailure } from '../domain/errors.js';
 import { normalizeId, normalizeIds } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
@@ -81,7 +81,7 @@ export class BlockedUsersService {
     const { rows, total } = await this.deps.blocks.list(ctx.appId, uid, { direction: input.direction, searchKey: input.searchKey }, page);
     const relations = await this.deps.blocks.relations(ctx.appId, uid, rows.map((row) => row.uid));
     return {
-      data: rows.map((row) => extended(withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)), { conversationId: userConversationId(uid, row.uid) })),
+      data: rows.map((row) => extended(withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)), { conversationId: userConversationWireId(uid, row.uid) })),
       meta: pageMeta(page, total, rows.length),
     };
   }

@@ -3,8 +3,8 @@ import type { DB, ReceiverType } from '../db/schema.js';
 import { withTransaction, type Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
-import { userConversationId } from '../domain/conversation-id.js';
-import { groupConversationId, parseMessageId } from '../domain/messages.js';
+import { conversationKeysOf, conversationTypeOf, groupConversationKey, userConversationKey, wireConversationId } from '../domain/conversation-id.js';
+import { parseMessageId } from '../domain/messages.js';
 import { normalizeId, normalizeTags } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
@@ -158,8 +158,8 @@ export class ConversationsService {
     return {
       success: true,
       message: permanently
-        ? `The conversation ${conversationId} and its messages have been deleted permanently for all its users.`
-        : `The conversation ${conversationId} has been deleted successfully for UID ${viewer}.`,
+        ? `The conversation ${wireConversationId(conversationId)} and its messages have been deleted permanently for all its users.`
+        : `The conversation ${wireConversationId(conversationId)} has been deleted successfully for UID ${viewer}.`,
     };
   }
 
@@ -193,8 +193,8 @@ export class ConversationsService {
     const message =
       kind === 'unread'
         ? messageId !== undefined
-          ? `The messages after the message id ${messageId} of ${conversationId} are marked as unread for the user ${viewer}.`
-          : `All the messages of ${conversationId} are marked as unread for the user ${viewer}.`
+          ? `The messages after the message id ${messageId} of ${wireConversationId(conversationId)} are marked as unread for the user ${viewer}.`
+          : `All the messages of ${wireConversationId(conversationId)} are marked as unread for the user ${viewer}.`
         : `All ${what}${messageId !== undefined ? ` up to the message id ${messageId}` : ''} are marked as ${kind} for the user ${viewer}.`;
     return { success: true, message };
   }
@@ -217,17 +217,22 @@ export class ConversationsService {
     const id = normalizeId(target.id);
     if (target.type === 'group') {
       if (!(await this.deps.groups.get(ctx.appId, id))) throw guidNotFound(id);
-      return { viewer, conversationId: groupConversationId(id), type: 'group' };
+      return { viewer, conversationId: groupConversationKey(id), type: 'group' };
     }
-    return { viewer, conversationId: userConversationId(viewer, id), type: 'user' };
+    return { viewer, conversationId: userConversationKey(viewer, id), type: 'user' };
   }
 
-  /** A conversation id from a path: its type is the stored conversation's. */
+  /**
+   * A conversation named by the vendor's id (a path): the first of the conversations it can
+   * name that the viewer sees, the group's before a 1:1 (docs/conversations.md).
+   */
   private async locateById(ctx: RequestContext, rawConversationId: string): Promise<Located> {
     const viewer = await this.viewer(ctx);
-    const row = await this.deps.states.get(ctx.appId, viewer, rawConversationId, undefined, { content: false });
-    if (!row) throw notAccessible(viewer, rawConversationId);
-    return { viewer, conversationId: row.conversation_id, type: row.conversation_type };
+    for (const key of conversationKeysOf(rawConversationId, { viewer })) {
+      const row = await this.deps.states.get(ctx.appId, viewer, key, conversationTypeOf(key), { content: false });
+      if (row) return { viewer, conversationId: row.conversation_id, type: row.conversation_type };
+    }
+    throw notAccessible(viewer, rawConversationId);
   }
 
   /**
@@ -247,7 +252,7 @@ export class ConversationsService {
       const uid = normalizeId(target.id);
       if (!(await this.deps.users.get(ctx.appId, uid, tx))) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
     }
-    throw notAccessible(located.viewer, located.conversationId);
+    throw notAccessible(located.viewer, wireConversationId(located.conversationId));
   }
 
   /** Conversations with their last message and the other side, from one read of each. */
@@ -273,20 +278,21 @@ export class ConversationsService {
     ]);
     const messageById = new Map(rendered.map((message) => [message.id, message]));
     return rows.map((row) => {
+      const conversationId = wireConversationId(row.conversation_id);
       let conversationWith: Record<string, unknown>;
       if (row.conversation_type === 'user') {
         const user = row.with_user;
         conversationWith = user
-          ? extended(withBlockFields(toUser(user, { withTags: options.withEntityTags }), relations.get(row.with_id)), { conversationId: row.conversation_id })
-          : { uid: row.with_id, conversationId: row.conversation_id };
+          ? extended(withBlockFields(toUser(user, { withTags: options.withEntityTags }), relations.get(row.with_id)), { conversationId })
+          : { uid: row.with_id, conversationId };
       } else {
         const group = row.with_group;
         conversationWith = group
           ? { ...toGroup(group, { scope: row.scope, joinedAt: row.joined_at }, { withTags: options.withEntityTags }) }
-          : { guid: row.with_id, conversationId: row.conversation_id };
+          : { guid: row.with_id, conversationId };
       }
       const conversation: Conversation = {
-        conversationId: row.conversation_id,
+        conversationId,
         conversationType: row.conversation_type,
         unreadMessageCount: String(row.unread),
         conversationWith,

@@ -4,10 +4,9 @@ import type { Kysely } from 'kysely';
 import type { DB, GroupType, MemberScope } from '../db/schema.js';
 import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
-import { userConversationId } from '../domain/conversation-id.js';
+import { groupConversationKey, userConversationKey } from '../domain/conversation-id.js';
 import { AppError, badRequest, type ErrorDetails } from '../domain/errors.js';
 import type { ErrorCode } from '../domain/error-codes.js';
-import { groupConversationId } from '../domain/messages.js';
 import { LIMITS, metadataJson, normalizeId, normalizeTags, unixSecondsToDate } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
 import type { PasswordHasher } from '../domain/passwords.js';
@@ -349,7 +348,7 @@ export class DataImportService {
         for (const [uid, user] of Object.entries(mentionedUserDetails ?? {})) details(user, `mentionedUserDetails.${uid}`, normalizeId(uid));
 
         const row: MessageCandidate['row'] = {
-          conversationId: receiverType === 'user' ? userConversationId(sender, receiver) : groupConversationId(receiver),
+          conversationId: receiverType === 'user' ? userConversationKey(sender, receiver) : groupConversationKey(receiver),
           sender,
           receiver,
           receiverType,

@@ -3,9 +3,9 @@ import { UniqueViolation } from '../db/driver-errors.js';
 import type { DB, MemberScope, ReceiverType } from '../db/schema.js';
 import { withTransaction, type Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
-import { userConversationId } from '../domain/conversation-id.js';
+import { conversationKeysOf, groupConversationKey, userConversationKey, wireConversationId } from '../domain/conversation-id.js';
 import { AppError, badRequest, uidFailure } from '../domain/errors.js';
-import { cursorId, groupConversationId, MEDIA_TYPES, MESSAGE_TYPES, mentionedUids, parseMessageId, SENDABLE_CATEGORIES } from '../domain/messages.js';
+import { cursorId, MEDIA_TYPES, MESSAGE_TYPES, mentionedUids, parseMessageId, SENDABLE_CATEGORIES } from '../domain/messages.js';
 import { LIMITS, normalizeId, normalizeIds, normalizeTags } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
@@ -342,7 +342,7 @@ export class MessagesService {
   async storeActionsInGroup(appId: string, guid: string, messages: Array<Pick<NewMessage, 'sender' | 'type' | 'dataJson'>>, tx: Executor): Promise<MessageRow[]> {
     if (messages.length === 0) return [];
     const actions = messages.map((message) => extended(message, { category: 'action' }));
-    return this.deps.messages.storeManyInGroup(appId, guid, groupConversationId(guid), actions, tx);
+    return this.deps.messages.storeManyInGroup(appId, guid, groupConversationKey(guid), actions, tx);
   }
 
   /** The mentioned users who are active: only they are kept as mentions. */
@@ -404,7 +404,11 @@ export class MessagesService {
   async listAll(ctx: RequestContext, input: ListMessagesInput): Promise<{ data: Message[]; meta: MessageListMeta }> {
     await this.deps.usersService.requireActor(ctx);
     const filter = this.filterOf(ctx, input);
-    if (input.conversationId !== undefined) filter.conversationId = input.conversationId;
+    // The vendor's id may name several conversations: those the onBehalfOf user can be part
+    // of, of the receiver type asked for (docs/conversations.md).
+    if (input.conversationId !== undefined) {
+      filter.conversationIn = conversationKeysOf(input.conversationId, { viewer: ctx.onBehalfOf, type: input.receiverType });
+    }
     if (input.receiverType !== undefined) filter.receiverType = input.receiverType;
     if (ctx.onBehalfOf !== undefined) filter.visibleTo = ctx.onBehalfOf;
     return (await this.page(ctx, filter, input, {})).page;
@@ -425,7 +429,7 @@ export class MessagesService {
       if (!users.some((user) => user.uid === uid)) throw new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
     };
     const filter = await this.filterAfterChecks(ctx, input, async () => check(await this.deps.users.getMany(ctx.appId, uids)));
-    filter.conversationId = userConversationId(viewer, uid);
+    filter.conversationId = userConversationKey(viewer, uid);
     filter.receiverType = 'user';
     // Receipts are the receiver's, marks the viewer's: both sides' states.
     const conversation = versionable(filter, input) ? { id: filter.conversationId, stateUids: uids } : undefined;
@@ -449,7 +453,7 @@ export class MessagesService {
     const filter = await this.filterAfterChecks(ctx, input, async () =>
       check(viewer === undefined ? { sender: undefined, group: await this.deps.groups.get(ctx.appId, guid) } : await this.deps.messages.sendFacts(ctx.appId, viewer, 'group', guid)),
     );
-    filter.conversationId = groupConversationId(guid);
+    filter.conversationId = groupConversationKey(guid);
     filter.receiverType = 'group';
     const reads: PageReads = viewer === undefined ? { guids: [guid] } : { uids: [viewer], guids: [guid], membership: { uid: viewer, guid } };
     // A group message's receipts and marks are the viewer's.
@@ -642,7 +646,7 @@ function requireSender(facts: SendFacts, uid: string): void {
 }
 
 function conversationIdOf(sender: string, target: Target): string {
-  return target.receiverType === 'user' ? userConversationId(sender, target.receiver) : groupConversationId(target.receiver);
+  return target.receiverType === 'user' ? userConversationKey(sender, target.receiver) : groupConversationKey(target.receiver);
 }
 
 /** The group of `facts` exists and has `uid` as a member (not banned); returns it. */
@@ -705,7 +709,7 @@ export function userEntity(uid: string, user: UserRow | undefined, extra: Record
 }
 
 export function groupEntity(guid: string, group: GroupRow | undefined): Entity {
-  const entity = group ? { ...toGroup(group, undefined, { withTags: false }) } : { guid, conversationId: groupConversationId(guid) };
+  const entity = group ? { ...toGroup(group, undefined, { withTags: false }) } : { guid, conversationId: groupConversationKey(guid) };
   return { entity, entityType: 'group' };
 }
 
@@ -759,7 +763,7 @@ export function toMessage(
       sender: userEntityFor(row.sender, users.get(row.sender)),
       receiver:
         row.receiver_type === 'user'
-          ? userEntityFor(row.receiver, users.get(row.receiver), row.conversation_id)
+          ? userEntityFor(row.receiver, users.get(row.receiver), wireConversationId(row.conversation_id))
           : groupEntityFor(row.receiver, groups.get(row.receiver)),
     },
   });
@@ -778,7 +782,7 @@ export function toMessage(
   }
   const message: Message = {
     id: String(row.id),
-    conversationId: row.conversation_id,
+    conversationId: wireConversationId(row.conversation_id),
     sender: row.sender,
     receiverType: row.receiver_type,
     receiver: row.receiver,

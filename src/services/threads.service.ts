@@ -1,7 +1,6 @@
 import type { RequestContext } from '../domain/context.js';
-import { userConversationId } from '../domain/conversation-id.js';
+import { groupConversationKey, userConversationKey } from '../domain/conversation-id.js';
 import { AppError, badRequest } from '../domain/errors.js';
-import { groupConversationId } from '../domain/messages.js';
 import { LIMITS, normalizeId } from '../domain/normalize.js';
 import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
 import type { Message, MessagesService, SendMessageInput, Target } from './messages.service.js';
@@ -82,6 +81,6 @@ function checkBodyReceiver(parent: MessageRow, sender: string, input: SendMessag
   if (type !== undefined && type !== parent.receiver_type) throw wrong();
   if (!receiver) return;
   const kind = type ?? parent.receiver_type;
-  const conversationId = kind === 'group' ? groupConversationId(normalizeId(receiver)) : userConversationId(sender, normalizeId(receiver));
+  const conversationId = kind === 'group' ? groupConversationKey(normalizeId(receiver)) : userConversationKey(sender, normalizeId(receiver));
   if (conversationId !== parent.conversation_id) throw wrong();
 }

@@ -3,7 +3,7 @@ import { UniqueViolation } from '../db/driver-errors.js';
 import type { DB } from '../db/schema.js';
 import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
-import { userConversationId } from '../domain/conversation-id.js';
+import { userConversationWireId } from '../domain/conversation-id.js';
 import { AppError } from '../domain/errors.js';
 import { metadataJson, normalizeId, normalizeIds, normalizeTags } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
@@ -244,7 +244,7 @@ export function withBlockFields(user: User, relation: BlockRelation | undefined)
 /** With a viewer (onBehalfOf), a listed user also names the viewer's 1:1 conversation with them. */
 export function withViewerConversation<T extends User>(user: T, viewer: string | undefined): T & { conversationId?: string } {
   if (viewer === undefined) return user;
-  return extended(user, { conversationId: userConversationId(viewer, user.uid) }) as T & { conversationId: string };
+  return extended(user, { conversationId: userConversationWireId(viewer, user.uid) }) as T & { conversationId: string };
 }
 
 export function publicMetadata(metadata: unknown): Record<string, unknown> | undefined {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { userConversationKey } from '../../src/domain/conversation-id.js';
 import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
 import { TEST_ENGINE } from '../helpers/db.js';
 import { newGroup, newUids } from '../helpers/factories.js';
@@ -57,7 +58,7 @@ describe('send-message', () => {
     const [alice, bob] = await uids(2);
     const conversationId = sorted(alice!, bob!);
     const conversation = () =>
-      t.database.db.selectFrom('conversations').selectAll().where('app_id', '=', t.appA.appId).where('conversation_id', '=', conversationId).executeTakeFirst();
+      t.database.db.selectFrom('conversations').selectAll().where('app_id', '=', t.appA.appId).where('conversation_id', '=', userConversationKey(alice!, bob!)).executeTakeFirst();
     assert.equal(await conversation(), undefined);
     const first = body(await send(alice, text(bob!))).data;
     assert.equal(String((await conversation())!.last_message_id), first.id);
@@ -70,7 +71,7 @@ describe('send-message', () => {
       .selectFrom('user_conversations')
       .select(['uid', 'conversation_with'])
       .where('app_id', '=', t.appA.appId)
-      .where('conversation_id', '=', conversationId)
+      .where('conversation_id', '=', userConversationKey(alice!, bob!))
       .orderBy('uid')
       .execute();
     assert.deepEqual(sides, [alice!, bob!].sort().map((uid) => ({ uid, conversation_with: uid === alice ? bob : alice })));
@@ -261,7 +262,7 @@ describe('send-message', () => {
       .selectFrom('conversations')
       .select('conversation_id')
       .where('app_id', '=', t.appA.appId)
-      .where('conversation_id', 'in', [sorted(alice!, bob!), sorted(alice!, carol!)])
+      .where('conversation_id', 'in', [userConversationKey(alice!, bob!), userConversationKey(alice!, carol!)])
       .execute();
     assert.equal(conversations.length, 1, 'the losing sends leave no empty conversation behind');
   });
@@ -277,7 +278,7 @@ describe('send-message', () => {
     const listedIds = listed.map((m: any) => BigInt(m.id));
     assert.deepEqual(listedIds, [...ids].sort((a, b) => (a < b ? -1 : 1)));
     for (let i = 1; i < listed.length; i++) assert.ok(listed[i].sentAt >= listed[i - 1].sentAt, 'sentAt never goes back as ids go up');
-    const conversation = await t.database.db.selectFrom('conversations').select('last_message_id').where('app_id', '=', t.appA.appId).where('conversation_id', '=', sorted(alice!, bob!)).executeTakeFirstOrThrow();
+    const conversation = await t.database.db.selectFrom('conversations').select('last_message_id').where('app_id', '=', t.appA.appId).where('conversation_id', '=', userConversationKey(alice!, bob!)).executeTakeFirstOrThrow();
     assert.equal(String(conversation.last_message_id), String(listedIds[99]));
   });
 
@@ -290,7 +291,7 @@ describe('send-message', () => {
     const isLocked = new Promise<void>((resolve) => (locked = resolve));
     // Another transaction holds the conversation's row, as an import does while it writes to it.
     const holder = t.database.db.transaction().execute(async (tx) => {
-      await tx.selectFrom('conversations').select('conversation_id').where('app_id', '=', t.appA.appId).where('conversation_id', '=', sorted(alice!, bob!)).forUpdate().execute();
+      await tx.selectFrom('conversations').select('conversation_id').where('app_id', '=', t.appA.appId).where('conversation_id', '=', userConversationKey(alice!, bob!)).forUpdate().execute();
       locked();
       await released;
     });

@@ -5,6 +5,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
+import { conversationKeysOf, wireConversationId } from '../../src/domain/conversation-id.js';
 import { ERROR_CATALOGUE, isErrorCode } from '../../src/domain/error-codes.js';
 import type { TestApp } from './app.js';
 import type { Tenant } from './tenant-data.js';
@@ -98,9 +99,12 @@ export async function ownedBy(t: TestApp, appId: string, ids: Set<string>): Prom
     select uid as id from users where app_id = ${appId} and uid = any(${list})
     union select guid from groups where app_id = ${appId} and guid = any(${list})
     union select role from roles where app_id = ${appId} and role = any(${list})
-    union select conversation_id from conversations where app_id = ${appId} and conversation_id = any(${list})
     union select 'group_' || guid from groups where app_id = ${appId} and 'group_' || guid = any(${list})`.execute(t.database.db);
-  return new Set(rows.map((r) => r.id));
+  // Conversations are stored by key (src/domain/conversation-id.ts): the vendor's ids they show as.
+  const keys = list.flatMap((id) => conversationKeysOf(id));
+  const conversations = await sql<{ key: string }>`
+    select conversation_id as key from conversations where app_id = ${appId} and conversation_id = any(${keys})`.execute(t.database.db);
+  return new Set([...rows.map((r) => r.id), ...conversations.rows.map((r) => wireConversationId(r.key))]);
 }
 
 export const statusOf = (code: string) => (isErrorCode(code) ? ERROR_CATALOGUE[code].status : undefined);

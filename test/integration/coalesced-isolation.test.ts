@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { userConversationId } from '../../src/domain/conversation-id.js';
-import { groupConversationId } from '../../src/domain/messages.js';
+import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
 import { MessageBatchesRepository } from '../../src/repositories/message-batches.repository.js';
 import { MessagesRepository, type NewMessage } from '../../src/repositories/messages.repository.js';
 import { UsersRepository } from '../../src/repositories/users.repository.js';
@@ -68,7 +67,7 @@ describe("one app's bad request in a coalesced statement", () => {
   it('answers each coalesced page-version check, the refused one alone failing', async () => {
     const repo = new MessagesRepository(t.database.db);
     const [a, b] = await newUids(t, t.appA, 2);
-    const good = { conversation: { id: userConversationId(a!, b!), stateUids: [a!, b!] }, uids: [a!, b!], guids: [] };
+    const good = { conversation: { id: userConversationKey(a!, b!), stateUids: [a!, b!] }, uids: [a!, b!], guids: [] };
     const bad = { conversation: { id: LONE, stateUids: [] }, uids: [], guids: [] };
     const settled = await Promise.allSettled([repo.pageVersion(t.appA.appId, good), repo.pageVersion(t.appB.appId, bad), repo.pageVersion(t.appA.appId, good)]);
     assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'fulfilled']);
@@ -80,7 +79,7 @@ describe("one app's bad request in a coalesced statement", () => {
     const [x, y] = await newUids(t, t.appB, 2);
     const group = await newGroup(t, t.appA, {}, a);
     const message = (sender: string, receiver: string, text: string, receiverType: 'user' | 'group' = 'user'): NewMessage => ({
-      conversationId: receiverType === 'user' ? userConversationId(sender, receiver) : groupConversationId(receiver),
+      conversationId: receiverType === 'user' ? userConversationKey(sender, receiver) : groupConversationKey(receiver),
       sender,
       receiver,
       receiverType,

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { userConversationId } from '../../src/domain/conversation-id.js';
-import { groupConversationId } from '../../src/domain/messages.js';
+import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
 import { MessagesRepository, type PageCheck } from '../../src/repositories/messages.repository.js';
 import { UsersRepository } from '../../src/repositories/users.repository.js';
 import { createTestApp, uniqueId, type TestApp } from '../helpers/app.js';
@@ -66,9 +65,9 @@ describe('coalesced checks of history page versions', () => {
     await send(c!, d!);
     await send(a!, group.guid, 'group');
     const checks: PageCheck[] = [
-      { conversation: { id: userConversationId(a!, b!), stateUids: [a!, b!] }, uids: [a!, b!], guids: [] },
-      { conversation: { id: userConversationId(c!, d!), stateUids: [c!, d!] }, uids: [c!, d!], guids: [] },
-      { conversation: { id: groupConversationId(group.guid), stateUids: [a!] }, uids: [a!], guids: [group.guid], membership: { uid: a!, guid: group.guid } },
+      { conversation: { id: userConversationKey(a!, b!), stateUids: [a!, b!] }, uids: [a!, b!], guids: [] },
+      { conversation: { id: userConversationKey(c!, d!), stateUids: [c!, d!] }, uids: [c!, d!], guids: [] },
+      { conversation: { id: groupConversationKey(group.guid), stateUids: [a!] }, uids: [a!], guids: [group.guid], membership: { uid: a!, guid: group.guid } },
     ];
     const alone = () => t.database.db.transaction().execute(async (tx) => {
       const versions: string[] = [];
