@@ -234,6 +234,23 @@ export class ConversationStatesRepository {
   }
 
   /**
+   * Hides the conversation's messages up to `upTo` from every participant: both sides of a 1:1
+   * conversation, every member of a group. One statement, in uid order.
+   */
+  async clearForEveryone(appId: string, conversationId: string, upTo: string, tx: Executor): Promise<void> {
+    const guid = conversationTypeOf(conversationId) === 'group' ? conversationId.slice('group_'.length) : undefined;
+    const participants =
+      guid === undefined
+        ? sql`select uid from user_conversations where app_id = ${appId} and conversation_id = ${conversationId}`
+        : sql`select uid from group_members where app_id = ${appId} and guid = ${guid}`;
+    await sql`
+      insert into conversation_states as s (app_id, uid, conversation_id, cleared_message_id)
+      select ${appId}, p.uid, ${conversationId}, ${upTo}::bigint from (${participants}) p order by p.uid
+      on conflict (app_id, uid, conversation_id) do update
+        set cleared_message_id = greatest(s.cleared_message_id, excluded.cleared_message_id), updated_at = now()`.execute(tx);
+  }
+
+  /**
    * Deletes a conversation for everyone: its row first (which waits for, then blocks, the sends
    * to it), its participants' sides and states (cascades), then its messages.
    */

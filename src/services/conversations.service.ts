@@ -135,32 +135,45 @@ export class ConversationsService {
       throw badRequest({ conversationWith: 'must name the user in the path' });
     }
     // Located again when the conversation, its group or a user was deleted meanwhile.
-    return againIfDeletedMeanwhile(async () => this.clear(ctx, await this.locate(ctx, target), target, input.deleteMessagesPermanently ?? false));
+    const scope = input.deleteMessagesPermanently ? 'permanently' : 'viewer';
+    return againIfDeletedMeanwhile(async () => this.clear(ctx, await this.locate(ctx, target), target, scope));
   }
 
-  /** delete-conversation (deprecated): reset, by conversation id. */
+  /**
+   * delete-conversation (deprecated), by conversation id: as its example says, the history is
+   * cleared for all the users (every participant, until a new message); reset clears it for the
+   * viewer only.
+   */
   async deleteById(ctx: RequestContext, rawConversationId: string): Promise<{ success: true; message: string }> {
-    return againIfDeletedMeanwhile(async () => this.clear(ctx, await this.locateById(ctx, rawConversationId), undefined, false));
+    return againIfDeletedMeanwhile(async () => this.clear(ctx, await this.locateById(ctx, rawConversationId), undefined, 'everyone'));
   }
 
-  private async clear(ctx: RequestContext, located: Located, target: Target | undefined, permanently: boolean): Promise<{ success: true; message: string }> {
+  /** Clears the conversation for the viewer, for every participant, or deletes it with its messages. */
+  private async clear(
+    ctx: RequestContext,
+    located: Located,
+    target: Target | undefined,
+    scope: 'viewer' | 'everyone' | 'permanently',
+  ): Promise<{ success: true; message: string }> {
     const { viewer, conversationId } = located;
     await withTransaction(
       this.deps.db,
-      permanently ? 'delete_conversation' : 'reset_conversation',
+      scope === 'permanently' ? 'delete_conversation' : 'reset_conversation',
       async (tx) => {
         const row = await this.visible(ctx, located, target, { content: false }, tx);
-        if (permanently) await this.deps.states.deleteWithMessages(ctx.appId, conversationId, located.type, tx);
+        if (scope === 'permanently') await this.deps.states.deleteWithMessages(ctx.appId, conversationId, located.type, tx);
+        else if (scope === 'everyone') await this.deps.states.clearForEveryone(ctx.appId, conversationId, row.last_message_id!, tx);
         else await this.deps.states.clear(ctx.appId, viewer, conversationId, row.last_message_id!, tx);
       },
       ctx.log,
     );
-    return {
-      success: true,
-      message: permanently
-        ? `The conversation ${wireConversationId(conversationId)} and its messages have been deleted permanently for all its users.`
-        : `The conversation ${wireConversationId(conversationId)} has been deleted successfully for UID ${viewer}.`,
-    };
+    const shown = wireConversationId(conversationId);
+    const message = {
+      permanently: `The conversation ${shown} and its messages have been deleted permanently for all its users.`,
+      everyone: `The conversation ${shown} has been deleted successfully for all the users.`,
+      viewer: `The conversation ${shown} has been deleted successfully for UID ${viewer}.`,
+    }[scope];
+    return { success: true, message };
   }
 
   /**

@@ -297,7 +297,7 @@ describe('reset-user-conversation, reset-group-conversation, delete-conversation
     assert.equal(body(await t.call(t.appA, `/v3/users/${alice}/conversation`, { onBehalfOf: bob })).data.lastMessage.id, again.id);
   });
 
-  it('resets a group conversation for one member; delete-conversation is reset by id', async () => {
+  it('resets a group conversation for one member; delete-conversation clears it for all by id', async () => {
     const [owner, member] = await uids(2);
     const guid = await groupWith(owner!, [member!]);
     const old = await send(owner!, guid, 'group');
@@ -310,10 +310,25 @@ describe('reset-user-conversation, reset-group-conversation, delete-conversation
 
     const deleted = await t.call(t.appA, `/v3/conversations/group_${guid}`, { method: 'DELETE', onBehalfOf: owner });
     assert.equal(deleted.statusCode, 200, deleted.body);
-    assert.match(body(deleted).data.message, new RegExp(`for UID ${owner}`));
+    assert.equal(body(deleted).data.message, `The conversation group_${guid} has been deleted successfully for all the users.`);
     assert.deepEqual(await history(owner!, `/v3/groups/${guid}/messages`), []);
+    assert.deepEqual(await history(member!, `/v3/groups/${guid}/messages`), [], 'for every member, as the vendor example says');
     assert.equal(errorCode(await t.call(t.appA, `/v3/conversations/group_${guid}`, { method: 'DELETE', onBehalfOf: owner })), 'ERR_CONVERSATION_NOT_ACCESSIBLE');
     assert.equal(errorCode(await t.call(t.appB, `/v3/conversations/group_${guid}`, { method: 'DELETE', onBehalfOf: owner })), 'ERR_UID_NOT_FOUND');
+  });
+
+  it('delete-conversation clears a 1:1 conversation for both users, until a new message', async () => {
+    const [alice, bob] = await uids(2);
+    await send(alice!, bob!);
+    const deleted = await t.call(t.appA, `/v3/conversations/${userConv(alice!, bob!)}`, { method: 'DELETE', onBehalfOf: bob });
+    assert.equal(deleted.statusCode, 200, deleted.body);
+    assert.equal(body(deleted).data.message, `The conversation ${userConv(alice!, bob!)} has been deleted successfully for all the users.`);
+    assert.deepEqual(await history(alice!, `/v3/users/${bob}/messages`), []);
+    assert.deepEqual(await history(bob!, `/v3/users/${alice}/messages`), []);
+    assert.deepEqual(ids(await list(alice)), []);
+    const next = await send(bob!, alice!);
+    assert.deepEqual(await history(alice!, `/v3/users/${bob}/messages`), [next.id]);
+    assert.deepEqual(ids(await list(alice)), [userConv(alice!, bob!)]);
   });
 
   it('deleting a group deletes its conversation and messages', async () => {
