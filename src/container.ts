@@ -19,6 +19,7 @@ import { ReactionsRepository } from './repositories/reactions.repository.js';
 import { PermissionsRepository } from './repositories/permissions.repository.js';
 import { MemoryRateLimitCounters, type RateLimitCounters } from './repositories/rate-limit-counters.js';
 import { RolesRepository } from './repositories/roles.repository.js';
+import { UserPurgeRepository } from './repositories/user-purge.repository.js';
 import { UsersRepository } from './repositories/users.repository.js';
 import { ActionMessages } from './services/action-messages.js';
 import { ApiKeysService } from './services/api-keys.service.js';
@@ -83,12 +84,13 @@ export function createServices(
     conversations: new ConversationsRepository(db),
     conversationStates: new ConversationStatesRepository(db),
     reactions: new ReactionsRepository(db),
+    userPurge: new UserPurgeRepository(db),
   };
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
   const deploymentLimits = options.rateLimits?.limits ?? DEFAULT_RATE_LIMITS;
   const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region, rateLimits: deploymentLimits });
   const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
-  const users = new UsersService({ db, users: repositories.users, blocks: repositories.blockedUsers, authTokens, roles: repositories.roles });
+  const users = new UsersService({ db, users: repositories.users, blocks: repositories.blockedUsers, authTokens, roles: repositories.roles, purge: repositories.userPurge });
   const rateLimits = new RateLimitsService({
     counters: options.rateLimits?.counters ?? new MemoryRateLimitCounters(),
     limits: deploymentLimits,

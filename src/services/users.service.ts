@@ -11,6 +11,7 @@ import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { BlockedUsersRepository, BlockRelation } from '../repositories/blocked-users.repository.js';
 import { DEFAULT_ROLE, type RolesRepository } from '../repositories/roles.repository.js';
+import type { UserPurgeRepository } from '../repositories/user-purge.repository.js';
 import type { UserChanges, UserListFilter, UserRow, UsersRepository } from '../repositories/users.repository.js';
 import type { AuthTokensService } from './auth-tokens.service.js';
 import { roleNotFound } from './roles.service.js';
@@ -77,6 +78,9 @@ export interface ListUsersInput extends PageRequest {
 /** The metadata key that is stored but never returned (the vendor keeps e-mail and phone there). */
 const PRIVATE_METADATA_KEY = '@private';
 
+/** Messages of the app scanned per transaction when a user is deleted permanently. */
+const PURGE_WINDOW = 10_000;
+
 export class UsersService {
   constructor(
     private readonly deps: {
@@ -85,6 +89,7 @@ export class UsersService {
       blocks: BlockedUsersRepository;
       authTokens: AuthTokensService;
       roles: RolesRepository;
+      purge: UserPurgeRepository;
     },
   ) {}
 
@@ -169,11 +174,21 @@ export class UsersService {
     return toUser(row, { withTags: true });
   }
 
-  /** Soft delete deactivates the user; a permanent delete removes them and all they own. */
+  /**
+   * Soft delete deactivates the user. A permanent delete removes them "along with all the
+   * messages, conversations, etc." (the vendor's words): first their messages, in short
+   * transactions (purgeMessages), then the user with what the database cascades (tokens, sides
+   * of conversations, states, memberships, friends, blocks), then once more the messages that
+   * sends in flight stored meanwhile. Interrupted, it can be run again: the user is still there
+   * until their messages are gone.
+   */
   async delete(ctx: RequestContext, rawUid: string, permanent: boolean): Promise<{ success: true; message: string }> {
     const uid = normalizeId(rawUid);
     if (permanent) {
+      if (!(await this.deps.users.get(ctx.appId, uid))) throw uidNotFound(uid);
+      const scannedTo = await this.purgeMessages(ctx, uid, '0');
       if (!(await this.deps.users.delete(ctx.appId, uid))) throw uidNotFound(uid);
+      await this.purgeMessages(ctx, uid, scannedTo);
     } else {
       const done = await withTransaction(this.deps.db, 'deactivate_user', async (tx) => {
         if (!(await this.deps.users.getActive(ctx.appId, uid, tx))) return false;
@@ -183,6 +198,20 @@ export class UsersService {
       if (!done) throw uidNotFound(uid);
     }
     return { success: true, message: `User with ${uid} has been deleted successfully.` };
+  }
+
+  /**
+   * Deletes the user's messages after `afterId`, PURGE_WINDOW messages of the app scanned per
+   * transaction, so that a user with a million messages holds no long transaction. Answers the
+   * last id scanned.
+   */
+  private async purgeMessages(ctx: RequestContext, uid: string, afterId: string): Promise<string> {
+    let after = afterId;
+    for (;;) {
+      const step = await withTransaction(this.deps.db, 'purge_user_messages', (tx) => this.deps.purge.step(ctx.appId, uid, after, PURGE_WINDOW, tx), ctx.log);
+      if (step.scannedTo !== null) after = step.scannedTo;
+      if (step.done) return after;
+    }
   }
 
   /** Returns the given uids that exist and are deactivated afterwards; unknown uids are left out. */

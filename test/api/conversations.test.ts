@@ -77,6 +77,7 @@ describe('list-all-conversations', () => {
     const mentioning = await send(bob!, guid, 'group', `hi <@uid:${eve}> and <@uid:${carol}>`);
     const toBob = await send(carol!, bob!, 'user', `about <@uid:${alice}>`);
     await send(dave!, bob!);
+    await send(bob!, dave!); // bob's own message keeps the conversation when dave's go
     assert.deepEqual(Object.keys(mentioning.data.mentions).sort(), [carol, eve].sort());
     assert.deepEqual(Object.keys(toBob.data.mentions), [alice]);
 

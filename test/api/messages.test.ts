@@ -357,12 +357,12 @@ describe('get-message-details', () => {
     assert.equal(errorCode(await t.call(t.appA, `/v3/messages/${direct.id}`, { onBehalfOf: uniqueId() })), 'ERR_UID_NOT_FOUND');
   });
 
-  it('keeps the history of a permanently deleted sender', async () => {
+  it("shows a permanently deleted receiver by uid in the sender's history", async () => {
     const [alice, bob] = await uids(2);
     const sent = body(await send(alice, text(bob!, 'before'))).data;
-    assert.equal((await t.call(t.appA, `/v3/users/${alice}`, { method: 'DELETE', body: { permanent: true } })).statusCode, 200);
+    assert.equal((await t.call(t.appA, `/v3/users/${bob}`, { method: 'DELETE', body: { permanent: true } })).statusCode, 200);
     const kept = body(await t.call(t.appA, `/v3/messages/${sent.id}`)).data;
     assert.equal(kept.data.text, 'before');
-    assert.deepEqual(kept.data.entities.sender, { entity: { uid: alice }, entityType: 'user' });
+    assert.deepEqual(kept.data.entities.receiver, { entity: { uid: bob, conversationId: sorted(alice!, bob!) }, entityType: 'user' });
   });
 });
