@@ -1,9 +1,10 @@
 // The checks of the crash scenario (bench/lib/crash.ts): what the database holds, read directly,
 // against what the clients were told (crash-clients.ts's Ledger).
 import { sql, type Kysely } from 'kysely';
+import { wireConversationId } from '../../src/domain/conversation-id.js';
 import type { Ledger } from './crash-clients.js';
 
-/** A stored message of the app, as the checks read it. */
+/** A stored message of the app, as the checks read it (its conversation by the vendor's id, as the API shows it). */
 export interface StoredMessage {
   id: string;
   conversation_id: string;
@@ -29,7 +30,11 @@ export async function readStored(db: Kysely<any>, appId: string): Promise<Stored
       select c.conversation_id, c.last_message_id::text as last_message_id,
              (select max(m.id) from messages m where m.app_id = c.app_id and m.conversation_id = c.conversation_id)::text as max_id
       from conversations c where c.app_id = ${appId} order by c.conversation_id`.execute(tx);
-    return { messages: messages.rows, conversations: conversations.rows };
+    // Stored by key (src/domain/conversation-id.ts); compared with what the API lists.
+    return {
+      messages: messages.rows.map((m) => ({ ...m, conversation_id: wireConversationId(m.conversation_id) })),
+      conversations: conversations.rows.map((c) => ({ ...c, conversation_id: wireConversationId(c.conversation_id) })),
+    };
   });
 }
 

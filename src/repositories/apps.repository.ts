@@ -1,20 +1,11 @@
-import type { Selectable } from 'kysely';
 import { translated } from '../db/driver-errors.js';
-import type { AppsTable, ApiKeysTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { extended } from '../domain/objects.js';
 import type { RateLimitOverrides, RateLimits } from '../domain/rate-limits.js';
+import type { AppRow, AppWithKey } from './app-rows.js';
 import { CredentialCache } from './credential-cache.js';
 
-export type AppRow = Selectable<AppsTable>;
-
-export interface AppWithKey {
-  app: AppRow;
-  /** The key's scope, when the key hash belongs to the app. */
-  key: Pick<Selectable<ApiKeysTable>, 'key_hash' | 'scope'> | undefined;
-  /** The app's own rate limits, read in the same lookup; undefined when it has none. */
-  limits?: RateLimitOverrides;
-}
+export type { AppRow, AppWithKey } from './app-rows.js';
 
 export class AppsRepository {
   constructor(

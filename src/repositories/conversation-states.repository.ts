@@ -1,16 +1,16 @@
-import { sql, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { translated } from '../db/driver-errors.js';
-import type { ConversationStatesTable, MemberScope, ReceiverType } from '../db/schema.js';
+import type { MemberScope, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { conversationTypeOf } from '../domain/conversation-id.js';
 import { extended } from '../domain/objects.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
 import type { GroupRow } from './groups.repository.js';
-import { GROUP_ROW, MESSAGE_ROW, type MessageRow } from './messages.repository.js';
+import { GROUP_ROW, MESSAGE_ROW, type ConversationStateRow, type MessageRow } from './row-codecs.js';
 import { escapeLike } from './sql-helpers.js';
 import { USER_ROW, type UserRow } from './users.repository.js';
 
-export type ConversationStateRow = Selectable<ConversationStatesTable>;
+export type { ConversationStateRow } from './row-codecs.js';
 
 /** Unread counts stop here (enough for "99+" badges): each is one index range of at most this many messages. */
 export const UNREAD_COUNT_CAP = 100;

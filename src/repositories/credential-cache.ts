@@ -1,4 +1,4 @@
-import type { AppWithKey } from './apps.repository.js';
+import type { AppWithKey } from './app-rows.js';
 
 /**
  * A short-lived cache of successful key lookups, the one query every request makes before its

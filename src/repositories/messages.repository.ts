@@ -1,18 +1,18 @@
-import { sql, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { Batcher } from '../db/batcher.js';
 import { translated } from '../db/driver-errors.js';
-import type { MemberScope, MessagesTable, ReceiverType } from '../db/schema.js';
+import type { MemberScope, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { extended } from '../domain/objects.js';
-import type { ConversationStateRow } from './conversation-states.repository.js';
 import type { GroupRow } from './groups.repository.js';
-import { jsonRowCodec } from './json-rows.js';
+import { GROUP_ROW, MESSAGE_ROW, STATE_ROW, type ConversationStateRow, type MessageRow } from './row-codecs.js';
 import type { ReactionCount } from './reactions.repository.js';
 import { sendDeniedBy, sendPermissionJoins } from './send-permissions.js';
 import { escapeLike } from './sql-helpers.js';
 import { USER_ROW, type UserRow } from './users.repository.js';
 
-export type MessageRow = Selectable<MessagesTable>;
+export type { MessageRow } from './row-codecs.js';
+export { GROUP_ROW, MESSAGE_ROW } from './row-codecs.js';
 
 /** What sendFacts finds: see there. */
 export interface SendFacts {
@@ -147,21 +147,6 @@ export interface MessagePage {
   isBanned: boolean;
 }
 
-// The rows readPage reads, as JSON arrays (see json-rows.ts).
-export const MESSAGE_ROW = jsonRowCodec<MessageRow>({
-  app_id: 'value', id: 'bigint', conversation_id: 'value', sender: 'value', receiver: 'value', receiver_type: 'value',
-  category: 'value', type: 'value', data: 'value', tags: 'value', mentioned_uids: 'value', muid: 'value', parent_id: 'bigint',
-  reply_count: 'value', sent_at: 'timestamp', updated_at: 'timestamp', edited_at: 'timestamp', edited_by: 'value',
-  deleted_at: 'timestamp', deleted_by: 'value', delivered_at: 'timestamp', read_at: 'timestamp',
-});
-export const GROUP_ROW = jsonRowCodec<GroupRow>({
-  app_id: 'value', guid: 'value', name: 'value', type: 'value', password_hash: 'value', icon: 'value', description: 'value',
-  metadata: 'value', tags: 'value', owner: 'value', members_count: 'value', created_at: 'timestamp', updated_at: 'timestamp',
-});
-const STATE_ROW = jsonRowCodec<ConversationStateRow>({
-  app_id: 'value', uid: 'value', conversation_id: 'value', delivered_message_id: 'bigint', delivered_at: 'timestamp',
-  read_message_id: 'bigint', read_at: 'timestamp', cleared_message_id: 'bigint', tags: 'value', updated_at: 'timestamp',
-});
 
 const LINK = '(https?://|www\\.)[^[:space:]]';
 

@@ -4,7 +4,8 @@ import { extended } from '../domain/objects.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
-import { groupEntity, toMessage, userEntity, type ActionEntities, type Entity, type Message, type MessagesService } from './messages.service.js';
+import { type MessagesService } from './messages.service.js';
+import { groupEntity, toMessage, userEntity, type ActionEntities, type Entity, type Message } from './views/messages.view.js';
 
 /** The sender and `by` of what the app itself does (no onBehalfOf), as the vendor's examples show. */
 export const APP_SENDER = 'app_system';

@@ -10,7 +10,8 @@ import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.
 import type { BlockDirection, BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import type { RelatedUser, RelationResult } from './friends.service.js';
-import { toUser, uidNotFound, withBlockFields, type UsersService } from './users.service.js';
+import { uidNotFound, type UsersService } from './users.service.js';
+import { toUser, withBlockFields } from './views/users.view.js';
 
 export class BlockedUsersService {
   constructor(

@@ -15,9 +15,11 @@ import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-access.js';
-import { toGroup } from './groups.service.js';
-import type { Message, MessagesService } from './messages.service.js';
-import { toUser, withBlockFields, type UsersService } from './users.service.js';
+import { toGroup } from './views/groups.view.js';
+import type { MessagesService } from './messages.service.js';
+import type { Message } from './views/messages.view.js';
+import { type UsersService } from './users.service.js';
+import { toUser, withBlockFields } from './views/users.view.js';
 import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
 
 export interface Conversation {

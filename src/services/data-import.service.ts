@@ -20,10 +20,11 @@ import type { MessageRow } from '../repositories/messages.repository.js';
 import type { NewUser, UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { ImportGroupDetails, ImportGroupRecord, ImportMemberRecord, ImportMessageRecord, ImportUserRecord } from '../schemas/data-import.schema.js';
 import { compileBodyValidator } from '../schemas/validator.js';
-import { toGroup, type Group } from './groups.service.js';
-import { prepare, type Message, type MessagesService } from './messages.service.js';
+import { toGroup, type Group } from './views/groups.view.js';
+import { prepare, type MessagesService } from './messages.service.js';
+import { type Message } from './views/messages.view.js';
 import { roleNotFound } from './roles.service.js';
-import { toUser, type User } from './users.service.js';
+import { toUser, type User } from './views/users.view.js';
 
 /** One record's answer, as the vendor's data import answers each record. */
 export type RecordResult<T> =

@@ -10,7 +10,8 @@ import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.
 import type { BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
 import type { FriendsRepository } from '../repositories/friends.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
-import { toUser, uidNotFound, withBlockFields, type User, type UsersService } from './users.service.js';
+import { uidNotFound, type UsersService } from './users.service.js';
+import { toUser, withBlockFields, type User } from './views/users.view.js';
 
 /** The answer for one uid of add-friend, block-users and unblock-users. */
 export type RelationResult = { success: true; message: string } | ReturnType<typeof uidFailure>;

@@ -13,9 +13,10 @@ import type { GroupRow, GroupsRepository } from '../repositories/groups.reposito
 import type { UsersRepository } from '../repositories/users.repository.js';
 import type { ActionMessages, GroupMemberEvent } from './action-messages.js';
 import { groupActor, guidNotFound, lockGroupForActor, rankOf, requireRank, SCOPE_RANK, type GroupActor } from './group-access.js';
-import type { Message } from './messages.service.js';
+import type { Message } from './views/messages.view.js';
 import type { RbacService } from './rbac.service.js';
-import { toUser, withBlockFields, withViewerConversation, type User, type UsersService } from './users.service.js';
+import { type UsersService } from './users.service.js';
+import { toUser, withBlockFields, withViewerConversation, type User } from './views/users.view.js';
 import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
 
 /** The four arrays of an add-members call (and of create-group's inline `members`). */

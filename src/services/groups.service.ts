@@ -7,35 +7,17 @@ import { AppError, badRequest } from '../domain/errors.js';
 import { LIMITS, metadataJson, normalizeId, normalizeTags } from '../domain/normalize.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
 import type { PasswordHasher } from '../domain/passwords.js';
-import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
-import type { GroupChanges, GroupListFilter, GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
+import type { GroupChanges, GroupListFilter, GroupsRepository } from '../repositories/groups.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import { APP_RANK, guidNotFound, lockGroupForActor, requireRank } from './group-access.js';
 import { assignBuckets, type GroupMembersService, type MembersInput, type MembersResult } from './group-members.service.js';
 import type { RbacService } from './rbac.service.js';
 import type { UsersService } from './users.service.js';
+import { toGroup, type Group, type GroupViewer as Viewer } from './views/groups.view.js';
 
-export interface Group {
-  guid: string;
-  name: string;
-  type: GroupType;
-  icon?: string;
-  description?: string;
-  metadata?: Record<string, unknown>;
-  tags?: string[];
-  owner?: string;
-  membersCount: number;
-  conversationId: string;
-  createdAt: number;
-  updatedAt?: number;
-  /** Relative to the onBehalfOf user. */
-  hasJoined?: boolean;
-  scope?: MemberScope;
-  joinedAt?: number;
-  /** create-group with inline members: the result per uid. */
-  members?: MembersResult;
-}
+/** create-group answers the group with the result of its inline members, per uid. */
+export type CreatedGroup = Group & { members?: MembersResult };
 
 export interface CreateGroupInput {
   guid: string;
@@ -78,7 +60,6 @@ export interface ListGroupsInput extends PageRequest {
 }
 
 /** The viewer's membership, when the request names one (onBehalfOf). */
-type Viewer = { scope: MemberScope | null; joinedAt: Date | null } | undefined;
 
 export class GroupsService {
   constructor(
@@ -99,7 +80,7 @@ export class GroupsService {
    * user) becomes its first admin, then the inline members are added, each answered on its
    * own. Without an owner (the app creates it), the group starts with no members.
    */
-  async create(ctx: RequestContext, input: CreateGroupInput): Promise<Group> {
+  async create(ctx: RequestContext, input: CreateGroupInput): Promise<CreatedGroup> {
     const guid = normalizeId(input.guid);
     if (input.type === 'password' && !input.password) throw new AppError('ERR_EMPTY_GROUP_PASS');
     const memberItems = assignBuckets(input.members ?? {});
@@ -143,7 +124,7 @@ export class GroupsService {
           }
           const row = (await this.deps.groups.get(ctx.appId, guid, tx))!;
           const viewerMembership = ctx.onBehalfOf ? await this.deps.members.get(ctx.appId, guid, ctx.onBehalfOf, tx) : undefined;
-          const group = toGroup(row, viewerOf(ctx, viewerMembership), { withTags: true });
+          const group: CreatedGroup = toGroup(row, viewerOf(ctx, viewerMembership), { withTags: true });
           if (membersResult) group.members = membersResult;
           return group;
         },
@@ -266,26 +247,3 @@ function viewerOf(ctx: RequestContext, membership: { scope: MemberScope; joined_
   return { scope: membership?.scope ?? null, joinedAt: membership?.joined_at ?? null };
 }
 
-export function toGroup(row: GroupRow, viewer: Viewer, options: { withTags: boolean }): Group {
-  const group: Group = {
-    guid: row.guid,
-    name: row.name,
-    type: row.type,
-    membersCount: row.members_count,
-    conversationId: `group_${row.guid}`,
-    createdAt: toUnix(row.created_at),
-  };
-  if (row.icon !== null) group.icon = row.icon;
-  if (row.description !== null) group.description = row.description;
-  if (row.metadata !== null && row.metadata !== undefined) group.metadata = row.metadata as Record<string, unknown>;
-  if (options.withTags && row.tags.length) group.tags = row.tags;
-  if (row.owner !== null) group.owner = row.owner;
-  const updatedAt = toUnixOrUndefined(row.updated_at);
-  if (updatedAt !== undefined) group.updatedAt = updatedAt;
-  if (viewer) {
-    group.hasJoined = viewer.scope !== null;
-    if (viewer.scope !== null) group.scope = viewer.scope;
-    if (viewer.joinedAt) group.joinedAt = toUnix(viewer.joinedAt);
-  }
-  return group;
-}

@@ -14,7 +14,8 @@ import type { MessageRow, MessagesRepository } from '../repositories/messages.re
 import type { UserRow } from '../repositories/users.repository.js';
 import { APP_SENDER, type ActionMessages } from './action-messages.js';
 import { groupActor, SCOPE_RANK, type GroupActor } from './group-access.js';
-import { prepare, type Message, type MessageDataInput, type MessagesService, type MultiSendResult, type SendMessageInput } from './messages.service.js';
+import { prepare, type MessageDataInput, type MessagesService, type MultiSendResult, type SendMessageInput } from './messages.service.js';
+import { type Message } from './views/messages.view.js';
 import { permissionDenied, type RbacService } from './rbac.service.js';
 import type { UsersService } from './users.service.js';
 

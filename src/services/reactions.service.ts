@@ -10,9 +10,11 @@ import { toUnix } from '../domain/time.js';
 import type { MessagesRepository } from '../repositories/messages.repository.js';
 import type { ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
-import type { Message, MessagesService } from './messages.service.js';
+import type { MessagesService } from './messages.service.js';
+import type { Message } from './views/messages.view.js';
 import { permissionDenied, type RbacService } from './rbac.service.js';
-import { toUser, type UsersService } from './users.service.js';
+import { type UsersService } from './users.service.js';
+import { toUser } from './views/users.view.js';
 
 export interface Reaction {
   id: string;

@@ -3,7 +3,8 @@ import { groupConversationKey, userConversationKey } from '../domain/conversatio
 import { AppError, badRequest } from '../domain/errors.js';
 import { LIMITS, normalizeId } from '../domain/normalize.js';
 import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
-import type { Message, MessagesService, SendMessageInput, Target } from './messages.service.js';
+import type { MessagesService, SendMessageInput, Target } from './messages.service.js';
+import type { Message } from './views/messages.view.js';
 import type { UsersService } from './users.service.js';
 
 export interface ThreadPageInput {

@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { describe, it } from 'node:test';
+import { cruise, type ICruiseResult, type IConfiguration } from 'dependency-cruiser';
+
+// The architecture check (docs/architecture.md): the rules live in .dependency-cruiser.cjs
+// (import cycles, layers importing upward, SQL outside repositories/ and db/).
+
+const require = createRequire(import.meta.url);
+const config = require('../../.dependency-cruiser.cjs') as IConfiguration;
+
+async function check(paths: string[]): Promise<ICruiseResult> {
+  const result = await cruise(paths, { ruleSet: config, ...config.options, validate: true }, undefined, { tsConfig: { fileName: 'tsconfig.json' } } as never);
+  return result.output as ICruiseResult;
+}
+
+const violations = (result: ICruiseResult) =>
+  result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' → ')})` : ''}`);
+
+describe('architecture', () => {
+  it('src has no import cycle, no layer importing upward, no SQL outside repositories/ and db/', async () => {
+    const result = await check(['src']);
+    assert.ok(result.summary.totalCruised > 100, `cruised ${result.summary.totalCruised} modules`);
+    assert.deepEqual(violations(result), []);
+  });
+
+  it('the rules catch what they forbid', async () => {
+    const result = await check(['test/fixtures/architecture']);
+    const found = new Set(result.summary.violations.map((v) => v.rule.name));
+    assert.deepEqual([...found].sort(), ['domain-is-pure', 'no-cycles', 'repositories-stay-below-services', 'services-know-no-http', 'sql-only-in-repositories-and-db']);
+  });
+});
