@@ -31,6 +31,7 @@ import { ConversationsService } from './services/conversations.service.js';
 import { FriendsService } from './services/friends.service.js';
 import { GroupMembersService } from './services/group-members.service.js';
 import { GroupsService } from './services/groups.service.js';
+import { MessageHistoryService } from './services/message-history.service.js';
 import { MessagesService } from './services/messages.service.js';
 import { MessageEditsService } from './services/message-edits.service.js';
 import { ReactionsService } from './services/reactions.service.js';
@@ -103,6 +104,16 @@ export function createServices(
   const socialDeps = { db, blocks: repositories.blockedUsers, users: repositories.users, usersService: users };
   const friends = new FriendsService({ ...socialDeps, friends: repositories.friends });
   const blockedUsers = new BlockedUsersService(socialDeps);
+  const history = new MessageHistoryService({
+    db,
+    messages: repositories.messages,
+    users: repositories.users,
+    groups: repositories.groups,
+    members: repositories.groupMembers,
+    reactions: repositories.reactions,
+    states: repositories.conversationStates,
+    usersService: users,
+  });
   const messages = new MessagesService({
     db,
     messages: repositories.messages,
@@ -113,6 +124,7 @@ export function createServices(
     reactions: repositories.reactions,
     states: repositories.conversationStates,
     usersService: users,
+    history,
   });
   // Action messages enter conversations through MessagesService: built after it, before the services that record them.
   const actions = new ActionMessages({ messages, users: repositories.users, groups: repositories.groups });
@@ -126,16 +138,17 @@ export function createServices(
     members: repositories.groupMembers,
     usersService: users,
     messagesService: messages,
+    history,
     actions,
     rbac,
   });
-  const threads = new ThreadsService({ messages: repositories.messages, messagesService: messages, usersService: users });
+  const threads = new ThreadsService({ messages: repositories.messages, messagesService: messages, history, usersService: users });
   const reactions = new ReactionsService({
     db,
     messages: repositories.messages,
     reactions: repositories.reactions,
     users: repositories.users,
-    messagesService: messages,
+    history,
     usersService: users,
     rbac,
   });
@@ -147,7 +160,7 @@ export function createServices(
     groups: repositories.groups,
     blocked: repositories.blockedUsers,
     usersService: users,
-    messagesService: messages,
+    history,
   });
   const dataImport = new DataImportService({
     db,
@@ -156,12 +169,12 @@ export function createServices(
     members: repositories.groupMembers,
     roles: repositories.roles,
     messageBatches: repositories.messageBatches,
-    messagesService: messages,
+    history,
     noteBulkWrite: (rows) => database.noteBulkWrite(rows),
     maxRecords: options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS,
     passwords,
   });
-  return { apps, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, threads, reactions, messageEdits, conversations, dataImport };
+  return { apps, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestContext } from '../domain/context.js';
-import type { PageCheck, PageVersion, VersionedPage } from '../services/messages.service.js';
+import type { PageCheck, PageVersion, VersionedPage } from '../services/message-history.service.js';
 
 interface Kept {
   versioned: PageVersion;

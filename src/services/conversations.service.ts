@@ -16,7 +16,7 @@ import type { MessageRow, MessagesRepository } from '../repositories/messages.re
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-access.js';
 import { toGroup } from './views/groups.view.js';
-import type { MessagesService } from './messages.service.js';
+import type { MessageHistoryService } from './message-history.service.js';
 import type { Message } from './views/messages.view.js';
 import { type UsersService } from './users.service.js';
 import { toUser, withBlockFields } from './views/users.view.js';
@@ -61,7 +61,7 @@ export class ConversationsService {
       groups: GroupsRepository;
       blocked: BlockedUsersRepository;
       usersService: UsersService;
-      messagesService: MessagesService;
+      history: MessageHistoryService;
     },
   ) {}
 
@@ -289,7 +289,7 @@ export class ConversationsService {
     const messageCtx = extended(ctx, { onBehalfOf: viewer });
     const [relations, rendered] = await Promise.all([
       this.deps.blocked.relations(ctx.appId, viewer, uids),
-      this.deps.messagesService.render(messageCtx, shown, { withTags: false, known: { users, groups } }),
+      this.deps.history.render(messageCtx, shown, { withTags: false, known: { users, groups } }),
     ]);
     const messageById = new Map(rendered.map((message) => [message.id, message]));
     return rows.map((row) => {

@@ -21,7 +21,8 @@ import type { NewUser, UserRow, UsersRepository } from '../repositories/users.re
 import { ImportGroupDetails, ImportGroupRecord, ImportMemberRecord, ImportMessageRecord, ImportUserRecord } from '../schemas/data-import.schema.js';
 import { compileBodyValidator } from '../schemas/validator.js';
 import { toGroup, type Group } from './views/groups.view.js';
-import { prepare, type MessagesService } from './messages.service.js';
+import { prepare } from './message-content.js';
+import type { MessageHistoryService } from './message-history.service.js';
 import { type Message } from './views/messages.view.js';
 import { roleNotFound } from './roles.service.js';
 import { toUser, type User } from './views/users.view.js';
@@ -103,7 +104,7 @@ export class DataImportService {
       roles: RolesRepository;
       messageBatches: MessageBatchesRepository;
       /** Renders the imported messages as every other message. */
-      messagesService: MessagesService;
+      history: MessageHistoryService;
       /** Told how many rows a bulk write stored (the embedded engine vacuums after many). */
       noteBulkWrite: (rows: number) => void;
       /** Records accepted per call. */
@@ -403,7 +404,7 @@ export class DataImportService {
       });
       this.deps.noteBulkWrite(written);
     }
-    const rendered = await this.deps.messagesService.render(ctx, stored.map((s) => s.row), {
+    const rendered = await this.deps.history.render(ctx, stored.map((s) => s.row), {
       withTags: true,
       justStored: true,
       known: { users: [...known.users.values()], groups: [...known.groups.values()] },

@@ -14,7 +14,9 @@ import type { MessageRow, MessagesRepository } from '../repositories/messages.re
 import type { UserRow } from '../repositories/users.repository.js';
 import { APP_SENDER, type ActionMessages } from './action-messages.js';
 import { groupActor, SCOPE_RANK, type GroupActor } from './group-access.js';
-import { prepare, type MessageDataInput, type MessagesService, type MultiSendResult, type SendMessageInput } from './messages.service.js';
+import type { MessagesService, MultiSendResult } from './messages.service.js';
+import type { MessageHistoryService } from './message-history.service.js';
+import { prepare, type MessageDataInput, type SendMessageInput } from './message-content.js';
 import { type Message } from './views/messages.view.js';
 import { permissionDenied, type RbacService } from './rbac.service.js';
 import type { UsersService } from './users.service.js';
@@ -35,6 +37,7 @@ export class MessageEditsService {
       members: GroupMembersRepository;
       usersService: UsersService;
       messagesService: MessagesService;
+      history: MessageHistoryService;
       actions: ActionMessages;
       rbac: RbacService;
     },
@@ -99,7 +102,7 @@ export class MessageEditsService {
   }
 
   private async actionAbout(ctx: RequestContext, action: 'edited' | 'deleted', actor: UserRow | undefined, row: MessageRow, tx: Executor): Promise<Message> {
-    const [message] = await this.deps.messagesService.render(ctx, [row], { withTags: true }, tx);
+    const [message] = await this.deps.history.render(ctx, [row], { withTags: true }, tx);
     return this.deps.actions.onMessage(ctx.appId, action, actor, row, message!, tx);
   }
 

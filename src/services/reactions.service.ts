@@ -10,7 +10,7 @@ import { toUnix } from '../domain/time.js';
 import type { MessagesRepository } from '../repositories/messages.repository.js';
 import type { ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
-import type { MessagesService } from './messages.service.js';
+import type { MessageHistoryService } from './message-history.service.js';
 import type { Message } from './views/messages.view.js';
 import { permissionDenied, type RbacService } from './rbac.service.js';
 import { type UsersService } from './users.service.js';
@@ -46,7 +46,7 @@ export class ReactionsService {
       messages: MessagesRepository;
       reactions: ReactionsRepository;
       users: UsersRepository;
-      messagesService: MessagesService;
+      history: MessageHistoryService;
       usersService: UsersService;
       rbac: RbacService;
     },
@@ -60,7 +60,7 @@ export class ReactionsService {
     const uid = reactor(ctx);
     const reaction = checkReaction(rawReaction);
     await this.deps.usersService.requireActor(ctx);
-    const { row: visible, scope } = await this.deps.messagesService.requireVisibleWithScope(ctx, rawId);
+    const { row: visible, scope } = await this.deps.history.requireVisibleWithScope(ctx, rawId);
     if (scope) await this.deps.rbac.requireScopeAllows(ctx, visible.receiver, scope, 'addReaction');
     const id = String(visible.id);
     const row = await withTransaction(
@@ -79,7 +79,7 @@ export class ReactionsService {
       },
       ctx.log,
     );
-    return (await this.deps.messagesService.render(ctx, [row], { withTags: true }))[0]!;
+    return (await this.deps.history.render(ctx, [row], { withTags: true }))[0]!;
   }
 
   /** remove-message-reactions, as the onBehalfOf user; removing a reaction they have not added changes nothing. */
@@ -87,10 +87,10 @@ export class ReactionsService {
     const uid = reactor(ctx);
     const reaction = checkReaction(rawReaction);
     await this.deps.usersService.requireActor(ctx);
-    const row = await this.deps.messagesService.requireVisible(ctx, rawId);
+    const row = await this.deps.history.requireVisible(ctx, rawId);
     // One statement: a removal can neither break the limit nor race with itself.
     await this.deps.reactions.remove(ctx.appId, String(row.id), reaction, uid);
-    return (await this.deps.messagesService.render(ctx, [row], { withTags: true }))[0]!;
+    return (await this.deps.history.render(ctx, [row], { withTags: true }))[0]!;
   }
 
   /**
@@ -105,7 +105,7 @@ export class ReactionsService {
   ): Promise<{ data: Reaction[]; meta: ReactionListMeta }> {
     const reaction = rawReaction === undefined ? undefined : checkReaction(rawReaction);
     await this.deps.usersService.requireActor(ctx);
-    const { row: message, scope } = await this.deps.messagesService.requireVisibleWithScope(ctx, rawId);
+    const { row: message, scope } = await this.deps.history.requireVisibleWithScope(ctx, rawId);
     const limit = input.limit ?? LIMITS.reactionsPageMax;
     const page: Parameters<ReactionsRepository['list']>[2] = { reaction, afterId: input.id === undefined ? undefined : cursorId(input.id), limit };
     if (scope) {

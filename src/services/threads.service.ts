@@ -3,7 +3,10 @@ import { groupConversationKey, userConversationKey } from '../domain/conversatio
 import { AppError, badRequest } from '../domain/errors.js';
 import { LIMITS, normalizeId } from '../domain/normalize.js';
 import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
-import type { MessagesService, SendMessageInput, Target } from './messages.service.js';
+import type { MessagesService } from './messages.service.js';
+import type { MessageHistoryService } from './message-history.service.js';
+import type { SendMessageInput } from './message-content.js';
+import type { Target } from './send-rules.js';
 import type { Message } from './views/messages.view.js';
 import type { UsersService } from './users.service.js';
 
@@ -24,6 +27,7 @@ export class ThreadsService {
     private readonly deps: {
       messages: MessagesRepository;
       messagesService: MessagesService;
+      history: MessageHistoryService;
       usersService: UsersService;
     },
   ) {}
@@ -42,7 +46,7 @@ export class ThreadsService {
   /** Where a reply to this parent goes, once the parent is known to be visible and threadable. */
   private async replyTarget(ctx: RequestContext, rawParentId: string, input: SendMessageInput): Promise<Target> {
     const sender = ctx.onBehalfOf!;
-    const parent = await this.deps.messagesService.requireVisible(ctx, rawParentId);
+    const parent = await this.deps.history.requireVisible(ctx, rawParentId);
     const id = String(parent.id);
     if (parent.parent_id !== null) throw new AppError('ERR_MESSAGE_THREAD_NESTING', { params: { id } });
     // Action messages record what happened to a group or message: nothing to reply to.
@@ -58,12 +62,12 @@ export class ThreadsService {
   /** list-all-thread-messages: a parent's replies, oldest first, by page (as the vendor's parameters). */
   async list(ctx: RequestContext, rawParentId: string, input: ThreadPageInput): Promise<{ data: Message[]; meta: ThreadListMeta }> {
     await this.deps.usersService.requireActor(ctx);
-    const parent = await this.deps.messagesService.requireVisible(ctx, rawParentId);
+    const parent = await this.deps.history.requireVisible(ctx, rawParentId);
     const perPage = input.perPage ?? LIMITS.perPageDefault;
     const page = input.page ?? 1;
     const rows = await this.deps.messages.listReplies(ctx.appId, String(parent.id), { offset: (page - 1) * perPage, limit: perPage });
     // No withTags parameter here: replies carry their tags, as get-message-details does.
-    const data = await this.deps.messagesService.render(ctx, rows, { withTags: true });
+    const data = await this.deps.history.render(ctx, rows, { withTags: true });
     const meta: ThreadListMeta = { current: { limit: perPage, count: data.length } };
     const last = data[data.length - 1];
     if (last) meta.next = { affix: 'append', id: last.id, sentAt: last.sentAt };

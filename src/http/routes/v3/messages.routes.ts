@@ -23,9 +23,9 @@ const headers = Type.Object({ onBehalfOf: Type.Optional(OnBehalfOfHeader) });
 
 /** Messages: send, get, and the three history lists (a conversation's pages kept as answered: see RenderedPages). */
 export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
-  const messages = services.messages;
+  const { messages, history } = services;
   // A conversation's latest page is read again and again (by each client that opens it).
-  const pages = new RenderedPages(PAGE_CACHE_BYTES, (ctx, check) => messages.pageVersion(ctx, check));
+  const pages = new RenderedPages(PAGE_CACHE_BYTES, (ctx, check) => history.pageVersion(ctx, check));
 
   app.post(
     '/messages',
@@ -58,7 +58,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageListResponse, ...errorResponses },
       },
     },
-    async (request) => messages.listAll(request.ctx, request.query),
+    async (request) => history.listAll(request.ctx, request.query),
   );
 
   app.get(
@@ -74,7 +74,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await messages.get(request.ctx, request.params.id) }),
+    async (request) => ({ data: await history.get(request.ctx, request.params.id) }),
   );
 
   app.get(
@@ -91,7 +91,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageListResponse, ...errorResponses },
       },
     },
-    async (request, reply) => pages.serve(request, reply, () => messages.listWithUser(request.ctx, request.params.uid, request.query)),
+    async (request, reply) => pages.serve(request, reply, () => history.listWithUser(request.ctx, request.params.uid, request.query)),
   );
 
   app.get(
@@ -108,6 +108,6 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageListResponse, ...errorResponses },
       },
     },
-    async (request, reply) => pages.serve(request, reply, () => messages.listInGroup(request.ctx, request.params.guid, request.query)),
+    async (request, reply) => pages.serve(request, reply, () => history.listInGroup(request.ctx, request.params.guid, request.query)),
   );
 };
