@@ -14,6 +14,9 @@ import { FriendsRepository } from './repositories/friends.repository.js';
 import { GroupMembersRepository } from './repositories/group-members.repository.js';
 import { GroupsRepository } from './repositories/groups.repository.js';
 import { MessageBatchesRepository } from './repositories/message-batches.repository.js';
+import { MessageImportsRepository } from './repositories/message-imports.repository.js';
+import { MessagePagesRepository } from './repositories/message-pages.repository.js';
+import { MessageStoreRepository } from './repositories/message-store.repository.js';
 import { MessagesRepository } from './repositories/messages.repository.js';
 import { ReactionsRepository } from './repositories/reactions.repository.js';
 import { PermissionsRepository } from './repositories/permissions.repository.js';
@@ -80,8 +83,14 @@ export function createServices(
     friends: new FriendsRepository(db),
     blockedUsers: new BlockedUsersRepository(db),
     messages: new MessagesRepository(db),
-    // Coalesced sends, and the data import's messages.
+    // History pages and their versions (the version checks coalesced: see MessagePagesRepository).
+    messagePages: new MessagePagesRepository(db),
+    // Messages stored one statement at a time (replies, action messages).
+    messageStore: new MessageStoreRepository(db),
+    // Coalesced sends.
     messageBatches: new MessageBatchesRepository(db, database.engine),
+    // The data import's messages.
+    messageImports: new MessageImportsRepository(db),
     conversations: new ConversationsRepository(db),
     conversationStates: new ConversationStatesRepository(db),
     reactions: new ReactionsRepository(db),
@@ -107,6 +116,7 @@ export function createServices(
   const history = new MessageHistoryService({
     db,
     messages: repositories.messages,
+    pages: repositories.messagePages,
     users: repositories.users,
     groups: repositories.groups,
     members: repositories.groupMembers,
@@ -117,6 +127,7 @@ export function createServices(
   const messages = new MessagesService({
     db,
     messages: repositories.messages,
+    store: repositories.messageStore,
     batches: repositories.messageBatches,
     users: repositories.users,
     groups: repositories.groups,
@@ -168,7 +179,7 @@ export function createServices(
     groups: repositories.groups,
     members: repositories.groupMembers,
     roles: repositories.roles,
-    messageBatches: repositories.messageBatches,
+    messageImports: repositories.messageImports,
     history,
     noteBulkWrite: (rows) => database.noteBulkWrite(rows),
     maxRecords: options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS,

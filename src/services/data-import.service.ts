@@ -14,7 +14,7 @@ import { findUnstorable } from '../domain/text.js';
 import { toUnix } from '../domain/time.js';
 import { pairKey, type GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository, NewGroup } from '../repositories/groups.repository.js';
-import type { BulkMessage, MessageBatchesRepository } from '../repositories/message-batches.repository.js';
+import type { BulkMessage, MessageImportsRepository } from '../repositories/message-imports.repository.js';
 import { DEFAULT_ROLE, type RolesRepository } from '../repositories/roles.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
 import type { NewUser, UserRow, UsersRepository } from '../repositories/users.repository.js';
@@ -102,7 +102,7 @@ export class DataImportService {
       groups: GroupsRepository;
       members: GroupMembersRepository;
       roles: RolesRepository;
-      messageBatches: MessageBatchesRepository;
+      messageImports: MessageImportsRepository;
       /** Renders the imported messages as every other message. */
       history: MessageHistoryService;
       /** Told how many rows a bulk write stored (the embedded engine vacuums after many). */
@@ -431,7 +431,7 @@ export class DataImportService {
             const users = await this.deps.users.getMany(ctx.appId, uids, tx);
             const userByUid = new Map(users.map((user) => [user.uid, user]));
             const groupIds = distinct(chunk.flatMap((c) => (c.row.receiverType === 'group' ? [c.row.receiver] : [])));
-            const groups = await this.deps.messageBatches.lockExistingGroups(ctx.appId, groupIds, tx);
+            const groups = await this.deps.messageImports.lockExistingGroups(ctx.appId, groupIds, tx);
             const guids = new Set(groups.map((group) => group.guid));
             const insertable = chunk.filter((c) => {
               const { sender, receiver, receiverType } = c.row;
@@ -445,7 +445,7 @@ export class DataImportService {
               }
               return false;
             });
-            const rows = await this.deps.messageBatches.insertMany(ctx.appId, insertable.map((c) => c.row), tx);
+            const rows = await this.deps.messageImports.insertMany(ctx.appId, insertable.map((c) => c.row), tx);
             return { refused, insertable, rows, users, groups };
           },
           ctx.log,

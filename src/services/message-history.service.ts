@@ -12,12 +12,14 @@ import type { ConversationStatesRepository } from '../repositories/conversation-
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { ConversationStateRow } from '../repositories/conversation-states.repository.js';
-import type { MessageCursor, MessageFilter, MessagePage, MessageRow, MessagesRepository, PageCheck, PageReads, PageVersion, SendFacts } from '../repositories/messages.repository.js';
+import type { MessageRow, MessagesRepository, SendFacts } from '../repositories/messages.repository.js';
+import type { MessageCursor, MessageFilter, MessagePage, PageCheck, PageReads, PageVersion } from '../repositories/message-pages.repository.js';
 import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-access.js';
 import { loadReceipts, receiptsFrom, sourceReceipt, withReceipt } from './receipts.js';
 import type { UsersService } from './users.service.js';
+import type { MessagePagesRepository } from '../repositories/message-pages.repository.js';
 import { toMessage, type Message } from './views/messages.view.js';
 import { requireMembership } from './send-rules.js';
 
@@ -78,6 +80,7 @@ export class MessageHistoryService {
     private readonly deps: {
       db: Kysely<DB>;
       messages: MessagesRepository;
+      pages: MessagePagesRepository;
       users: UsersRepository;
       groups: GroupsRepository;
       members: GroupMembersRepository;
@@ -253,7 +256,7 @@ export class MessageHistoryService {
    * (with the checks it passed) reads the same.
    */
   async pageVersion(ctx: RequestContext, check: PageCheck): Promise<string> {
-    return this.deps.messages.pageVersion(ctx.appId, check);
+    return this.deps.pages.pageVersion(ctx.appId, check);
   }
 
   /**
@@ -272,7 +275,7 @@ export class MessageHistoryService {
       id: input.id === undefined ? undefined : cursorId(input.id),
       limit: input.limit ?? input.perPage ?? LIMITS.messageLimitDefault,
     };
-    const { page: read, versioned } = await this.deps.messages.readPage(ctx.appId, filter, cursor, extended(reads, { viewer: ctx.onBehalfOf }));
+    const { page: read, versioned } = await this.deps.pages.readPage(ctx.appId, filter, cursor, extended(reads, { viewer: ctx.onBehalfOf }));
     check?.(read);
     const mentionBlocks = input.mentionsWithBlockedInfo ? await this.mentionBlocks(ctx, read.rows) : undefined;
     const data = await this.render(ctx, read.rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, mentionBlocks, read });

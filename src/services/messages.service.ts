@@ -15,6 +15,7 @@ import type { MessageRow, MessagesRepository, NewMessage, SendFacts } from '../r
 import type { ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import type { UsersService } from './users.service.js';
+import type { MessageStoreRepository } from '../repositories/message-store.repository.js';
 import { toMessage, type Message } from './views/messages.view.js';
 import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
 import type { MessageHistoryService } from './message-history.service.js';
@@ -33,6 +34,7 @@ export class MessagesService {
     private readonly deps: {
       db: Kysely<DB>;
       messages: MessagesRepository;
+      store: MessageStoreRepository;
       users: UsersRepository;
       groups: GroupsRepository;
       members: GroupMembersRepository;
@@ -214,7 +216,7 @@ export class MessagesService {
    * goes with the sends of the same moment instead: see sendNow.)
    */
   async storeInConversation(appId: string, message: NewMessage, tx: Executor): Promise<MessageRow> {
-    const { row, parentFound } = await this.deps.messages.store(appId, message, tx);
+    const { row, parentFound } = await this.deps.store.store(appId, message, tx);
     if (message.parentId !== undefined && !parentFound) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: message.parentId } });
     return row;
   }
@@ -226,7 +228,7 @@ export class MessagesService {
   async storeActionsInGroup(appId: string, guid: string, messages: Array<Pick<NewMessage, 'sender' | 'type' | 'dataJson'>>, tx: Executor): Promise<MessageRow[]> {
     if (messages.length === 0) return [];
     const actions = messages.map((message) => extended(message, { category: 'action' }));
-    return this.deps.messages.storeManyInGroup(appId, guid, groupConversationKey(guid), actions, tx);
+    return this.deps.store.storeManyInGroup(appId, guid, groupConversationKey(guid), actions, tx);
   }
 
   /** The mentioned users who are active: only they are kept as mentions. */

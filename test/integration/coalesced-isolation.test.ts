@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
 import { MessageBatchesRepository } from '../../src/repositories/message-batches.repository.js';
-import { MessagesRepository, type NewMessage } from '../../src/repositories/messages.repository.js';
+import { MessagePagesRepository } from '../../src/repositories/message-pages.repository.js';
+import type { NewMessage } from '../../src/repositories/messages.repository.js';
 import { UsersRepository } from '../../src/repositories/users.repository.js';
 import { body, createTestApp, uniqueId, type TestApp } from '../helpers/app.js';
 import { newGroup, newUids } from '../helpers/factories.js';
@@ -65,7 +66,7 @@ describe("one app's bad request in a coalesced statement", () => {
   });
 
   it('answers each coalesced page-version check, the refused one alone failing', async () => {
-    const repo = new MessagesRepository(t.database.db);
+    const repo = new MessagePagesRepository(t.database.db);
     const [a, b] = await newUids(t, t.appA, 2);
     const good = { conversation: { id: userConversationKey(a!, b!), stateUids: [a!, b!] }, uids: [a!, b!], guids: [] };
     const bad = { conversation: { id: LONE, stateUids: [] }, uids: [], guids: [] };

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
-import { MessagesRepository, type PageCheck } from '../../src/repositories/messages.repository.js';
+import { MessagePagesRepository } from '../../src/repositories/message-pages.repository.js';
+import { type PageCheck } from '../../src/repositories/message-pages.repository.js';
 import { UsersRepository } from '../../src/repositories/users.repository.js';
 import { createTestApp, uniqueId, type TestApp } from '../helpers/app.js';
 import { newGroup, newUids } from '../helpers/factories.js';
@@ -53,7 +54,7 @@ describe('coalesced reads of active users', () => {
 
 describe('coalesced checks of history page versions', () => {
   it('answer each check the version it reads alone, and only a changed conversation moves', async () => {
-    const repo = new MessagesRepository(t.database.db);
+    const repo = new MessagePagesRepository(t.database.db);
     const [a, b, c, d] = await newUids(t, t.appA, 4);
     const group = await newGroup(t, t.appA, {}, a);
     const send = (sender: string, receiver: string, receiverType: 'user' | 'group' = 'user') =>
