@@ -30,6 +30,8 @@ import { AppsService } from './services/apps.service.js';
 import { AuthTokensService } from './services/auth-tokens.service.js';
 import { BlockedUsersService } from './services/blocked-users.service.js';
 import { DataImportService } from './services/data-import.service.js';
+import { ImportedEntities } from './services/imported-entities.js';
+import { MessageImportService } from './services/message-import.service.js';
 import { ConversationsService } from './services/conversations.service.js';
 import { FriendsService } from './services/friends.service.js';
 import { GroupMembersService } from './services/group-members.service.js';
@@ -173,19 +175,28 @@ export function createServices(
     usersService: users,
     history,
   });
-  const dataImport = new DataImportService({
+  const noteBulkWrite = (rows: number) => database.noteBulkWrite(rows);
+  const maxRecords = options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS;
+  const entities = new ImportedEntities({
     db,
     users: repositories.users,
     groups: repositories.groups,
     members: repositories.groupMembers,
     roles: repositories.roles,
-    messageImports: repositories.messageImports,
-    history,
-    noteBulkWrite: (rows) => database.noteBulkWrite(rows),
-    maxRecords: options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS,
+    noteBulkWrite,
     passwords,
   });
-  return { apps, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport };
+  const dataImport = new DataImportService({ db, users: repositories.users, groups: repositories.groups, members: repositories.groupMembers, noteBulkWrite, maxRecords, entities });
+  const messageImport = new MessageImportService({
+    db,
+    users: repositories.users,
+    messageImports: repositories.messageImports,
+    history,
+    noteBulkWrite,
+    maxRecords,
+    entities,
+  });
+  return { apps, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { cruise, type ICruiseResult, type IConfiguration } from 'dependency-cruiser';
@@ -28,5 +30,15 @@ describe('architecture', () => {
     const result = await check(['test/fixtures/architecture']);
     const found = new Set(result.summary.violations.map((v) => v.rule.name));
     assert.deepEqual([...found].sort(), ['domain-is-pure', 'no-cycles', 'repositories-stay-below-services', 'services-know-no-http', 'sql-only-in-repositories-and-db']);
+  });
+
+  it('keeps every file of src under 400 lines', () => {
+    const files = (dir: string): string[] =>
+      fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? files(path.join(dir, entry.name)) : [path.join(dir, entry.name)]));
+    const long = files('src')
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => ({ file, lines: fs.readFileSync(file, 'utf8').split('\n').length }))
+      .filter(({ lines }) => lines > 400);
+    assert.deepEqual(long, []);
   });
 });

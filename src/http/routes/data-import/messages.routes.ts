@@ -26,6 +26,6 @@ export const importMessagesRoutes: FastifyPluginAsyncTypebox<DataImportRouteOpti
         response: { 200: ImportMessagesResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await options.services.dataImport.importMessages(request.ctx, request.body) }),
+    async (request) => ({ data: await options.services.messageImport.importMessages(request.ctx, request.body) }),
   );
 };
