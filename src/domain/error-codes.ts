@@ -111,6 +111,3 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
-export function isErrorCode(code: string): code is ErrorCode {
-  return Object.hasOwn(ERROR_CATALOGUE, code);
-}

@@ -17,8 +17,6 @@ const strict = newAjv(false);
 /** Query strings, path params and headers arrive as text and are coerced to the schema's types. */
 const coercing = newAjv('array');
 
-export type HttpPart = 'body' | 'querystring' | 'params' | 'headers';
-
 /** Validates one record against a body schema: the rules of the REST path, for the import path too. */
 export function compileBodyValidator<T extends TSchema>(schema: T): ValidateFunction {
   return strict.compile(schema);

@@ -6,7 +6,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { conversationKeysOf, wireConversationId } from '../../src/domain/conversation-id.js';
-import { ERROR_CATALOGUE, isErrorCode } from '../../src/domain/error-codes.js';
+import { ERROR_CATALOGUE, type ErrorCode } from '../../src/domain/error-codes.js';
 import type { TestApp } from './app.js';
 import type { Tenant } from './tenant-data.js';
 
@@ -107,7 +107,7 @@ export async function ownedBy(t: TestApp, appId: string, ids: Set<string>): Prom
   return new Set([...rows.map((r) => r.id), ...conversations.rows.map((r) => wireConversationId(r.key))]);
 }
 
-export const statusOf = (code: string) => (isErrorCode(code) ? ERROR_CATALOGUE[code].status : undefined);
+export const statusOf = (code: string) => (Object.hasOwn(ERROR_CATALOGUE, code) ? ERROR_CATALOGUE[code as ErrorCode].status : undefined);
 
 /**
  * 403 codes that answer the same whether or not what the request names exists: "not part of it,

@@ -39,7 +39,8 @@ function validationError(error: FastifyError): AppError {
 export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const message =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter of the URL is too long.' : error.code === 'FST_ERR_BAD_URL' ? 'The URL is malformed.' : error.message;
-  void reply.status(400).send(errorBody(badRequest({ url: message.replace(/\.$/, '').toLowerCase() }, message)));
+  const refused = badRequest({ url: message.replace(/\.$/, '').toLowerCase() }, message);
+  void reply.status(refused.status).send(errorBody(refused));
 }
 
 export function errorBody(error: AppError) {

@@ -1,3 +1,4 @@
+import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../container.js';
 import {
@@ -47,8 +48,7 @@ export const authTokensRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     },
     async (request) =>
       services.authTokens.list(request.ctx, request.params.uid, {
-        page: request.query.page ?? 1,
-        perPage: request.query.perPage ?? 100,
+        ...pageOf(request.query),
       }),
   );
 

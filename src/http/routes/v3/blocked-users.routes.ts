@@ -1,3 +1,4 @@
+import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../container.js';
 import { BlockedUserListResponse, BlockResultsResponse, BlockUsersBody, ListBlockedUsersQuery, UnblockUsersBody } from '../../../schemas/blocked-users.schema.js';
@@ -56,8 +57,7 @@ export const blockedUsersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
     },
     async (request) =>
       blocked.list(request.ctx, request.params.uid, {
-        page: request.query.page ?? 1,
-        perPage: request.query.perPage ?? 100,
+        ...pageOf(request.query),
         direction: request.query.direction ?? 'blockedByMe',
         searchKey: request.query.searchKey || undefined,
       }),

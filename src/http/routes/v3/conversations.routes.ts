@@ -1,3 +1,4 @@
+import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
@@ -44,7 +45,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<{ services: Services
         response: { 200: ConversationListResponse, ...errorResponses },
       },
     },
-    async (request) => conversations.list(request.ctx, extended(request.query, { page: request.query.page ?? 1, perPage: request.query.perPage ?? 100 })),
+    async (request) => conversations.list(request.ctx, extended(request.query, pageOf(request.query))),
   );
 
   app.get(

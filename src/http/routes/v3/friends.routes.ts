@@ -1,3 +1,4 @@
+import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../container.js';
 import { errorResponses } from '../../../schemas/common.schema.js';
@@ -40,8 +41,7 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     },
     async (request) =>
       friends.list(request.ctx, request.params.uid, {
-        page: request.query.page ?? 1,
-        perPage: request.query.perPage ?? 100,
+        ...pageOf(request.query),
         searchKey: request.query.searchKey || undefined,
       }),
   );

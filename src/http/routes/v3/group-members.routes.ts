@@ -1,3 +1,4 @@
+import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
@@ -56,8 +57,7 @@ export const groupMembersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
     },
     async (request) =>
       members.list(request.ctx, request.params.guid, {
-        page: request.query.page ?? 1,
-        perPage: request.query.perPage ?? 100,
+        ...pageOf(request.query),
         scopes: request.query.scopes,
         status: request.query.status,
       }),
@@ -146,6 +146,6 @@ export const groupMembersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       },
     },
     async (request) =>
-      members.listBanned(request.ctx, request.params.guid, { page: request.query.page ?? 1, perPage: request.query.perPage ?? 100 }),
+      members.listBanned(request.ctx, request.params.guid, pageOf(request.query)),
   );
 };

@@ -1,3 +1,4 @@
+import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
@@ -51,8 +52,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       const query = request.query;
       const types = [...(query.type ? [query.type] : []), ...(query.types ?? [])];
       return services.groups.list(request.ctx, {
-        page: query.page ?? 1,
-        perPage: query.perPage ?? 100,
+        ...pageOf(query),
         searchKey: query.searchKey || undefined,
         searchIn: query.searchIn,
         sortBy: query.sortBy,

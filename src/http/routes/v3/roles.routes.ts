@@ -1,3 +1,4 @@
+import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../container.js';
 import { errorResponses } from '../../../schemas/common.schema.js';
@@ -48,7 +49,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         response: { 200: RoleListResponse, ...errorResponses },
       },
     },
-    async (request) => roles.list(request.ctx, { page: request.query.page ?? 1, perPage: request.query.perPage ?? 100 }),
+    async (request) => roles.list(request.ctx, pageOf(request.query)),
   );
 
   app.get(

@@ -1,3 +1,4 @@
+import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
@@ -53,8 +54,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       const query = request.query;
       const roles = [...(query.role ? [query.role] : []), ...(query.roles ?? [])];
       return services.users.list(request.ctx, {
-        page: query.page ?? 1,
-        perPage: query.perPage ?? 100,
+        ...pageOf(query),
         searchKey: query.searchKey || undefined,
         searchIn: query.searchIn,
         status: query.status,
