@@ -3,10 +3,9 @@ import { Batcher, runApart } from '../db/batcher.js';
 import { translated } from '../db/driver-errors.js';
 import { parseTimestamptz } from '../db/timestamps.js';
 import type { Engine } from '../db/database.js';
-import type { DB, MemberScope } from '../db/schema.js';
-import { GROUP_ROW, type MessageRow, type NewMessage, type SendFacts } from './messages.repository.js';
-import { sendDeniedBy, sendPermissionJoins } from './send-permissions.js';
-import { USER_ROW } from './users.repository.js';
+import type { DB } from '../db/schema.js';
+import type { MessageRow, NewMessage } from './messages.repository.js';
+import { sendChecks, sendFactsOf, type SendCheckRow, type SendFacts } from './send-checks.js';
 import { storedRow, textArray } from './message-rows.js';
 
 /** What a coalesced send found and did (see MessageBatchesRepository.send). */
@@ -92,21 +91,7 @@ export class MessageBatchesRepository {
   /** One statement for sends to distinct conversations: see send. */
   private async sendRound(appId: string, messages: NewMessage[]): Promise<SendOutcome[]> {
     const records = messages.map(sendRecord);
-    type Found = {
-      n: number;
-      sender_row: unknown[] | null;
-      receiver_row: unknown[] | null;
-      group_row: unknown[] | null;
-      sender_blocked_receiver: boolean;
-      receiver_blocked_sender: boolean;
-      is_member: boolean;
-      is_banned: boolean;
-      member_scope: MemberScope | null;
-      denied_by: string | null;
-      first_id: string | null;
-      id: string | null;
-      at: string | null;
-    };
+    type Found = SendCheckRow & { n: number; first_id: string | null; id: string | null; at: string | null };
     const result = await translated(() =>
       sql<Found>`
         with r as (
@@ -114,42 +99,14 @@ export class MessageBatchesRepository {
             n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
             tags json, mentioned_uids json, muid text)
         ), f as (
-          select r.*,
-            case when s.uid is not null then ${USER_ROW.select('s')} end as sender_row,
-            s.uid is not null and s.deactivated_at is null as sender_active,
-            case when u.uid is not null then ${USER_ROW.select('u')} end as receiver_row,
-            u.uid is not null and u.deactivated_at is null as receiver_active,
-            case when g.guid is not null then ${GROUP_ROW.select('g')} end as group_row,
-            sb.found is not null as sender_blocked_receiver,
-            rb.found is not null as receiver_blocked_sender,
-            gm.scope is not null as is_member,
-            gm.scope as member_scope,
-            gb.found is not null as is_banned,
-            ${sendDeniedBy({ reply: false })} as denied_by,
-            case when r.muid is not null then (
-              select m.id from messages m where m.app_id = ${appId} and m.sender = r.sender and m.muid = r.muid) end as first_id
-          from r
-          -- limit 1 keeps each lookup a probe per row. A join, or an EXISTS in the select list, the
-          -- planner may hash instead, reading all of the app's rows of the table (it plans for 100
-          -- records here): a group send read all 3,000 memberships of a small app that way.
-          left join lateral (select * from users x where x.app_id = ${appId} and x.uid = r.sender limit 1) s on true
-          left join lateral (select * from users x where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.receiver limit 1) u on true
-          left join lateral (select * from groups x where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver limit 1) g on true
-          left join lateral (select true as found from blocked_users x
-                             where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.sender and x.blocked_uid = r.receiver limit 1) sb on true
-          left join lateral (select true as found from blocked_users x
-                             where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.receiver and x.blocked_uid = r.sender limit 1) rb on true
-          left join lateral (select x.scope from group_members x
-                             where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver and x.uid = r.sender limit 1) gm on true
-          left join lateral (select true as found from group_bans x
-                             where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver and x.uid = r.sender limit 1) gb on true
-          ${sendPermissionJoins(appId, { reply: false })}
+          -- The checks of each send (send-checks.ts), and the sender's earlier message with its muid.
+          select c.*,
+            case when c.muid is not null then (
+              select m.id from messages m where m.app_id = ${appId} and m.sender = c.sender and m.muid = c.muid) end as first_id
+          from (${sendChecks(appId, { reply: false })}) c
         ), ok as (
-          -- The rules of a send (MessagesService.checkReceiver gives the error of one that fails).
-          select * from f
-          where f.sender_active and f.first_id is null and f.denied_by is null and case
-            when f.receiver_type = 'user' then f.receiver_active and not f.sender_blocked_receiver and not f.receiver_blocked_sender
-            else f.group_row is not null and f.is_member end
+          -- The sends that break no rule (SEND_REFUSALS) and are no muid's retry.
+          select * from f where f.refused is null and f.first_id is null
         ), conv as (
           insert into conversations as c (app_id, conversation_id, conversation_type, last_message_id, updated_at)
           select ${appId}, ok.conversation_id, ok.receiver_type, nextval(pg_get_serial_sequence('messages', 'id')), clock_timestamp()
@@ -173,30 +130,13 @@ export class MessageBatchesRepository {
           from ok join conv on conv.conversation_id = ok.conversation_id
         )
         select f.n, f.sender_row, f.receiver_row, f.group_row, f.sender_blocked_receiver, f.receiver_blocked_sender,
-               f.is_member, f.is_banned, f.member_scope, f.denied_by, f.first_id::text as first_id, conv.id::text as id, conv.at::text as at
+               f.is_member, f.is_banned, f.member_scope, f.denied_by, f.refused, f.first_id::text as first_id, conv.id::text as id, conv.at::text as at
         from f left join conv on conv.conversation_id = f.conversation_id`.execute(this.db),
     );
     const outcomes: SendOutcome[] = new Array(messages.length);
     for (const found of result.rows) {
       const message = messages[found.n]!;
-      const sender = found.sender_row ? USER_ROW.read(found.sender_row) : undefined;
-      const facts: SendFacts =
-        message.receiverType === 'user'
-          ? {
-              sender,
-              receiverUser: found.receiver_row ? USER_ROW.read(found.receiver_row) : undefined,
-              senderBlockedReceiver: found.sender_blocked_receiver,
-              receiverBlockedSender: found.receiver_blocked_sender,
-              deniedBy: found.denied_by,
-            }
-          : {
-              sender,
-              group: found.group_row ? GROUP_ROW.read(found.group_row) : undefined,
-              isMember: found.is_member,
-              isBanned: found.is_banned,
-              memberScope: found.member_scope,
-              deniedBy: found.denied_by,
-            };
+      const facts = sendFactsOf(found, message.receiverType);
       const outcome: SendOutcome = { facts };
       if (found.first_id !== null) outcome.firstId = found.first_id;
       if (found.id !== null && found.at !== null) outcome.row = storedRow(appId, message, found.id, parseTimestamptz(found.at));

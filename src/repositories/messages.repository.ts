@@ -1,29 +1,13 @@
 import { sql } from 'kysely';
-import type { MemberScope, ReceiverType } from '../db/schema.js';
+import type { ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
-import { extended } from '../domain/objects.js';
-import type { GroupRow } from './groups.repository.js';
 import { type MessageRow } from './row-codecs.js';
-import { sendDeniedBy, sendPermissionJoins } from './send-permissions.js';
-import { type UserRow } from './users.repository.js';
+import { sendChecks, sendFactsOf, type SendCheckRow, type SendFacts } from './send-checks.js';
 
 export type { MessageRow } from './row-codecs.js';
 export { GROUP_ROW, MESSAGE_ROW } from './row-codecs.js';
 
-/** What sendFacts finds: see there. */
-export interface SendFacts {
-  sender: UserRow | undefined;
-  receiverUser?: UserRow | undefined;
-  senderBlockedReceiver?: boolean;
-  receiverBlockedSender?: boolean;
-  group?: GroupRow | undefined;
-  isMember?: boolean;
-  isBanned?: boolean;
-  /** The sender's scope in the receiving group. */
-  memberScope?: MemberScope | null;
-  /** The role or scope permission that refuses the send (see send-permissions.ts), or null. */
-  deniedBy?: string | null;
-}
+export type { SendFacts } from './send-checks.js';
 
 export interface NewMessage {
   conversationId: string;
@@ -47,62 +31,23 @@ export class MessagesRepository {
   constructor(private readonly db: Executor) {}
 
   /**
-   * What a send needs to know, in one query: the sender's row and, for a user receiver, that
-   * user's row and the blocks between the two; for a group, its row and whether the sender is
-   * a member or banned. Rows are absent when not found.
+   * What a send of `message` is checked against, and the first rule it breaks (send-checks.ts),
+   * in one query: the same checks the batched send applies in its statement. A thread reply
+   * passes `reply` (its permissions); a read that checks a membership passes `permissions: false`.
    */
-  async sendFacts(appId: string, sender: string, receiverType: ReceiverType, receiver: string, tx: Executor = this.db): Promise<SendFacts> {
-    if (receiverType === 'user') {
-      const result = await sql<UserRow & { sender_blocked_receiver: boolean; receiver_blocked_sender: boolean }>`
-        select u.*,
-          exists (select 1 from blocked_users b where b.app_id = ${appId} and b.uid = ${sender} and b.blocked_uid = ${receiver}) as sender_blocked_receiver,
-          exists (select 1 from blocked_users b where b.app_id = ${appId} and b.uid = ${receiver} and b.blocked_uid = ${sender}) as receiver_blocked_sender
-        from users u where u.app_id = ${appId} and u.uid in (${sender}, ${receiver})`.execute(tx);
-      const users = result.rows.map(({ sender_blocked_receiver: _a, receiver_blocked_sender: _b, ...row }) => row);
-      const first = result.rows[0];
-      return {
-        sender: users.find((row) => row.uid === sender),
-        receiverUser: users.find((row) => row.uid === receiver),
-        senderBlockedReceiver: first?.sender_blocked_receiver ?? false,
-        receiverBlockedSender: first?.receiver_blocked_sender ?? false,
-      };
-    }
-    const result = await sql<UserRow & { group_json: (Omit<GroupRow, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string | null }) | null; is_member: boolean; is_banned: boolean }>`
-      select u.*, to_json(g) as group_json,
-        exists (select 1 from group_members m where m.app_id = ${appId} and m.guid = ${receiver} and m.uid = ${sender}) as is_member,
-        exists (select 1 from group_bans b where b.app_id = ${appId} and b.guid = ${receiver} and b.uid = ${sender}) as is_banned
-      from (select 1) as one
-      left join users u on u.app_id = ${appId} and u.uid = ${sender}
-      left join groups g on g.app_id = ${appId} and g.guid = ${receiver}`.execute(tx);
-    const { group_json: group, is_member: isMember, is_banned: isBanned, ...user } = result.rows[0]!;
-    return {
-      sender: user.uid === null ? undefined : user,
-      // The group comes as JSON (its columns would collide with the user's): its times as text.
-      group: group ? extended(group, { created_at: new Date(group.created_at), updated_at: group.updated_at === null ? null : new Date(group.updated_at) }) : undefined,
-      isMember,
-      isBanned,
-    };
-  }
-
-  /**
-   * The role or scope permission that refuses a thread reply, or null (the batched send decides
-   * the same in its own statement: see send-permissions.ts); with the sender's scope in the group.
-   */
-  async replyDenial(
+  async sendFacts(
     appId: string,
-    message: Pick<NewMessage, 'sender' | 'receiver' | 'receiverType' | 'category' | 'type' | 'dataJson'>,
+    message: Pick<NewMessage, 'sender' | 'receiver' | 'receiverType'> & Partial<Pick<NewMessage, 'category' | 'type' | 'dataJson'>>,
+    options: { reply: boolean; permissions?: boolean },
     tx: Executor = this.db,
-  ): Promise<{ deniedBy: string | null; memberScope: MemberScope | null }> {
-    const result = await sql<{ denied_by: string | null; member_scope: MemberScope | null }>`
-      select ${sendDeniedBy({ reply: true })} as denied_by, gm.scope as member_scope
-      from (select ${message.sender}::text as sender, ${message.receiver}::text as receiver, ${message.receiverType}::text as receiver_type,
-                   ${message.category}::text as category, ${message.type}::text as type, ${message.dataJson}::json as data) r
-      left join users s on s.app_id = ${appId} and s.uid = r.sender
-      left join users u on r.receiver_type = 'user' and u.app_id = ${appId} and u.uid = r.receiver
-      left join group_members gm on r.receiver_type = 'group' and gm.app_id = ${appId} and gm.guid = r.receiver and gm.uid = r.sender
-      ${sendPermissionJoins(appId, { reply: true })}`.execute(tx);
-    const row = result.rows[0]!;
-    return { deniedBy: row.denied_by, memberScope: row.member_scope };
+  ): Promise<SendFacts> {
+    const result = await sql<SendCheckRow>`
+      with r as (
+        select ${message.sender}::text as sender, ${message.receiver}::text as receiver, ${message.receiverType}::text as receiver_type,
+               ${message.category ?? null}::text as category, ${message.type ?? null}::text as type, ${message.dataJson ?? null}::json as data
+      )
+      ${sendChecks(appId, options)}`.execute(tx);
+    return sendFactsOf(result.rows[0]!, message.receiverType);
   }
 
   async get(appId: string, id: string, tx: Executor = this.db): Promise<MessageRow | undefined> {

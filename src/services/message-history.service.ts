@@ -12,7 +12,7 @@ import type { ConversationStatesRepository } from '../repositories/conversation-
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { ConversationStateRow } from '../repositories/conversation-states.repository.js';
-import type { MessageRow, MessagesRepository, SendFacts } from '../repositories/messages.repository.js';
+import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
 import type { MessageCursor, MessageFilter, MessagePage, PageCheck, PageReads, PageVersion } from '../repositories/message-pages.repository.js';
 import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
@@ -21,7 +21,7 @@ import { loadReceipts, receiptsFrom, sourceReceipt, withReceipt } from './receip
 import type { UsersService } from './users.service.js';
 import type { MessagePagesRepository } from '../repositories/message-pages.repository.js';
 import { toMessage, type Message } from './views/messages.view.js';
-import { requireMembership } from './send-rules.js';
+import { requireMembership, type MembershipFacts } from './send-rules.js';
 
 export interface ListMessagesInput {
   limit?: number;
@@ -167,7 +167,7 @@ export class MessageHistoryService {
     const viewer = ctx.onBehalfOf;
     // The group, and the viewer with their membership (as a send checks them), are read with
     // the page and checked before it is shown.
-    const check = (facts: SendFacts) => {
+    const check = (facts: MembershipFacts) => {
       if (viewer === undefined) {
         if (!facts.group) throw guidNotFound(guid);
         return;
@@ -176,7 +176,7 @@ export class MessageHistoryService {
       requireMembership(facts, viewer, guid);
     };
     const filter = await this.filterAfterChecks(ctx, input, async () =>
-      check(viewer === undefined ? { sender: undefined, group: await this.deps.groups.get(ctx.appId, guid) } : await this.deps.messages.sendFacts(ctx.appId, viewer, 'group', guid)),
+      check(viewer === undefined ? { sender: undefined, group: await this.deps.groups.get(ctx.appId, guid) } : await this.deps.messages.sendFacts(ctx.appId, { sender: viewer, receiver: guid, receiverType: 'group' }, { reply: false, permissions: false })),
     );
     filter.conversationId = groupConversationKey(guid);
     filter.receiverType = 'group';

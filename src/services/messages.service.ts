@@ -20,7 +20,7 @@ import { toMessage, type Message } from './views/messages.view.js';
 import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
 import type { MessageHistoryService } from './message-history.service.js';
 import { prepare, type Prepared, type SendMessageInput } from './message-content.js';
-import { checkReceiver, conversationIdOf, requirePermitted, requireSender, type Target } from './send-rules.js';
+import { conversationIdOf, refusalError, type Target } from './send-rules.js';
 
 export type SendResult = { success: true; data: Message } | { success: false; error: { code: string; message: string } };
 /** multipleReceivers: the result per receiver, under its kind. */
@@ -67,8 +67,12 @@ export class MessagesService {
     if (thread || input.multipleReceivers) await this.deps.usersService.requireActor(ctx);
     if (thread) {
       const target = await thread();
-      const facts = await this.deps.messages.sendFacts(ctx.appId, sender, target.receiverType, target.receiver);
-      requireSender(facts, sender);
+      const facts = await this.deps.messages.sendFacts(
+        ctx.appId,
+        { sender, receiver: target.receiver, receiverType: target.receiverType, category: prepared.category, type: prepared.type, dataJson: prepared.dataJson },
+        { reply: true },
+      );
+      if (facts.refused === 'sender_not_found') throw refusalError(facts, sender, target);
       // A retried send answers its first message, whatever changed since.
       const first = prepared.muid === null ? undefined : await this.firstWithMuid(ctx, sender, prepared.muid);
       return first ?? this.sendReply(ctx, sender, target, prepared, facts);
@@ -130,7 +134,7 @@ export class MessagesService {
       const outcome = await this.storeOrFirst(ctx, message, () => againIfDeletedMeanwhile(() => this.deps.batches.send(ctx.appId, message)));
       if ('first' in outcome) return outcome.first;
       const { facts, row, firstId } = outcome.stored;
-      requireSender(facts, sender);
+      if (facts.refused === 'sender_not_found') throw refusalError(facts, sender, target);
       if (row) return this.renderSent(ctx, row, facts);
       // A retried send answers its first message, whatever changed since.
       if (firstId !== undefined) {
@@ -138,16 +142,15 @@ export class MessagesService {
         if (first) return (await this.deps.history.render(ctx, [first], { withTags: true }))[0]!;
         if (attempt < 2) continue;
       }
-      checkReceiver(sender, target, facts);
-      throw new Error('a send was refused by the database but passes the checks');
+      // The statement stores every send that breaks no rule and is no retry: this one broke one.
+      throw refusalError(facts, sender, target);
     }
   }
 
   /** A thread reply: stored in a transaction, so a parent deleted meanwhile takes it back. */
   private async sendReply(ctx: RequestContext, sender: string, target: Target, prepared: Prepared, facts: SendFacts): Promise<Message> {
-    checkReceiver(sender, target, facts);
+    if (facts.refused) throw refusalError(facts, sender, target);
     const message = await this.newMessage(ctx.appId, sender, target, prepared);
-    requirePermitted(extended(facts, await this.deps.messages.replyDenial(ctx.appId, message)), target);
     const outcome = await this.storeOrFirst(ctx, message, () =>
       withTransaction(this.deps.db, 'send_reply', (tx) => this.storeInConversation(ctx.appId, message, tx), ctx.log),
     );
