@@ -1,5 +1,6 @@
 import { DEFAULT_IMPORT_MAX_RECORDS, type Config } from './config.js';
-import type { Database } from './db/database.js';
+import { coalesced } from './db/batcher.js';
+import type { Database, Engine } from './db/database.js';
 import type { Logger } from './domain/context.js';
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './domain/rate-limits.js';
 import { PasswordHasher } from './domain/passwords.js';
@@ -15,15 +16,15 @@ import { GroupMembersRepository } from './repositories/group-members.repository.
 import { GroupsRepository } from './repositories/groups.repository.js';
 import { MessageBatchesRepository } from './repositories/message-batches.repository.js';
 import { MessageImportsRepository } from './repositories/message-imports.repository.js';
-import { MessagePagesRepository } from './repositories/message-pages.repository.js';
+import { MessagePagesRepository, type PageCheck } from './repositories/message-pages.repository.js';
 import { MessageStoreRepository } from './repositories/message-store.repository.js';
-import { MessagesRepository } from './repositories/messages.repository.js';
+import { MessagesRepository, type NewMessage } from './repositories/messages.repository.js';
 import { ReactionsRepository } from './repositories/reactions.repository.js';
 import { PermissionsRepository } from './repositories/permissions.repository.js';
 import { MemoryRateLimitCounters, type RateLimitCounters } from './repositories/rate-limit-counters.js';
 import { RolesRepository } from './repositories/roles.repository.js';
 import { UserPurgeRepository } from './repositories/user-purge.repository.js';
-import { UsersRepository } from './repositories/users.repository.js';
+import { UsersRepository, type NewUser } from './repositories/users.repository.js';
 import { ActionMessages } from './services/action-messages.js';
 import { ApiKeysService } from './services/api-keys.service.js';
 import { AppsService } from './services/apps.service.js';
@@ -63,6 +64,35 @@ export async function openRateLimitCounters(options: { redisUrl?: string; keyPre
   return RedisRateLimitCounters.open({ url: options.redisUrl, keyPrefix: options.keyPrefix ?? 'parley:', log: options.log });
 }
 
+/**
+ * Coalescing: concurrent calls of these reads and writes share one statement, each caller
+ * answered on its own (see Batcher, src/db/batcher.ts). Applied here, at the composition root,
+ * so that a service's dependencies say which of its calls are coalesced; inside a transaction a
+ * service calls the repository itself.
+ */
+export function createCoalescing(
+  repositories: { users: UsersRepository; messagePages: MessagePagesRepository; messageBatches: MessageBatchesRepository },
+  engine: Engine,
+) {
+  return {
+    // A batch waits only for the batch ahead of it: a few in flight keep that wait short.
+    activeUser: coalesced((items: Array<{ appId: string; uid: string }>) => repositories.users.getActiveMany(items), { maxBatch: 1000, maxInFlight: 4 }),
+    createUser: coalesced((items: Array<{ appId: string; user: NewUser }>) => repositories.users.createMany(items), { maxBatch: 1000, maxInFlight: 4 }),
+    pageVersion: coalesced((items: Array<{ appId: string; check: PageCheck }>) => repositories.messagePages.pageVersions(items), { maxBatch: 1000, maxInFlight: 4 }),
+    // On PostgreSQL, one send statement at a time makes the largest batches: measured against
+    // two and eight, alternating in the same minutes, more sends per second and less CPU per
+    // send in both the server and PostgreSQL. One that waits on a lock (an import holding the
+    // conversation) gives up its place after 50 ms, so the sends behind it go on. PGlite runs
+    // one statement at a time anyway; there eight queued keep it busy (~25% more sends/s).
+    send: coalesced((items: Array<{ appId: string; message: NewMessage }>) => repositories.messageBatches.sendMany(items), {
+      maxBatch: 500,
+      maxInFlight: engine === 'postgres' ? 1 : 8,
+      stalledAfterMs: 50,
+      maxStalled: 7,
+    }),
+  };
+}
+
 /** Composes database → repositories → services. Each service gets only what it uses. */
 export function createServices(
   database: Database,
@@ -90,7 +120,7 @@ export function createServices(
     // Messages stored one statement at a time (replies, action messages).
     messageStore: new MessageStoreRepository(db),
     // Coalesced sends.
-    messageBatches: new MessageBatchesRepository(db, database.engine),
+    messageBatches: new MessageBatchesRepository(db),
     // The data import's messages.
     messageImports: new MessageImportsRepository(db),
     conversations: new ConversationsRepository(db),
@@ -98,11 +128,21 @@ export function createServices(
     reactions: new ReactionsRepository(db),
     userPurge: new UserPurgeRepository(db),
   };
+  const coalescing = createCoalescing(repositories, database.engine);
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
   const deploymentLimits = options.rateLimits?.limits ?? DEFAULT_RATE_LIMITS;
   const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region, rateLimits: deploymentLimits });
   const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
-  const users = new UsersService({ db, users: repositories.users, blocks: repositories.blockedUsers, authTokens, roles: repositories.roles, purge: repositories.userPurge });
+  const users = new UsersService({
+    db,
+    users: repositories.users,
+    createUser: coalescing.createUser,
+    activeUser: coalescing.activeUser,
+    blocks: repositories.blockedUsers,
+    authTokens,
+    roles: repositories.roles,
+    purge: repositories.userPurge,
+  });
   const rateLimits = new RateLimitsService({
     counters: options.rateLimits?.counters ?? new MemoryRateLimitCounters(),
     limits: deploymentLimits,
@@ -119,6 +159,7 @@ export function createServices(
     db,
     messages: repositories.messages,
     pages: repositories.messagePages,
+    pageVersion: coalescing.pageVersion,
     users: repositories.users,
     groups: repositories.groups,
     members: repositories.groupMembers,
@@ -130,7 +171,7 @@ export function createServices(
     db,
     messages: repositories.messages,
     store: repositories.messageStore,
-    batches: repositories.messageBatches,
+    send: coalescing.send,
     users: repositories.users,
     groups: repositories.groups,
     members: repositories.groupMembers,

@@ -26,6 +26,24 @@ const MAX_ATTEMPTS = 4;
  * serialization failure is run again (a few times). Any other failure (a lost connection, a
  * timeout) would fail every part alike: it fails the batch's callers at once.
  */
+/** How a Batcher groups: items per batch, batches at once, and when a slow batch gives up its place. */
+export interface BatcherOptions {
+  maxBatch: number;
+  maxInFlight: number;
+  stalledAfterMs?: number;
+  maxStalled?: number;
+}
+
+/**
+ * `many` (a statement for many items), called one item at a time by concurrent callers and
+ * coalesced by a Batcher: the composition root (container.ts) applies it, so that a service's
+ * dependencies name which of its calls are coalesced. Each caller gets its own item's answer.
+ */
+export function coalesced<I, O>(many: (items: I[]) => Promise<Array<O | Error>>, options: BatcherOptions): (item: I) => Promise<O> {
+  const batcher = new Batcher(many, options);
+  return (item) => batcher.submit(item);
+}
+
 export class Batcher<I, O> {
   private queue: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
   private inFlight = 0;
@@ -36,7 +54,7 @@ export class Batcher<I, O> {
 
   constructor(
     private readonly run: (items: I[]) => Promise<Array<O | Error>>,
-    private readonly options: { maxBatch: number; maxInFlight: number; stalledAfterMs?: number; maxStalled?: number },
+    private readonly options: BatcherOptions,
   ) {}
 
   submit(item: I): Promise<O> {

@@ -1,8 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import { Batcher, runApart } from '../db/batcher.js';
+import { runApart } from '../db/batcher.js';
 import { translated } from '../db/driver-errors.js';
 import { parseTimestamptz } from '../db/timestamps.js';
-import type { Engine } from '../db/database.js';
 import type { DB } from '../db/schema.js';
 import type { MessageRow, NewMessage } from './messages.repository.js';
 import { sendChecks, sendFactsOf, type SendCheckRow, type SendFacts } from './send-checks.js';
@@ -24,25 +23,15 @@ export interface SendOutcome {
  * see Batcher).
  */
 export class MessageBatchesRepository {
-  private readonly sendBatcher: Batcher<{ appId: string; message: NewMessage }, SendOutcome>;
+  constructor(private readonly db: Kysely<DB>) {}
 
-  constructor(
-    private readonly db: Kysely<DB>,
-    engine: Engine,
-  ) {
-    this.sendBatcher = new Batcher(
-      (items) => this.sendBatch(items),
-      // On PostgreSQL, one statement at a time makes the largest batches: measured against two
-      // and eight, alternating in the same minutes, more sends per second and less CPU per send
-      // in both the server and PostgreSQL. One that waits on a lock (an import holding the
-      // conversation) gives up its place after 50 ms, so the sends behind it go on. PGlite runs
-      // one statement at a time anyway; there eight queued keep it busy (~25% more sends/s).
-      { maxBatch: 500, maxInFlight: engine === 'postgres' ? 1 : 8, stalledAfterMs: 50, maxStalled: 7 },
-    );
-  }
-
-  /** The sends of one batch: each app's in rounds, each round one statement (sendRound). */
-  private async sendBatch(items: Array<{ appId: string; message: NewMessage }>): Promise<Array<SendOutcome | Error>> {
+  /**
+   * Checks and stores sent messages (not thread replies), of any apps, each answered on its
+   * own: per app in rounds in which each conversation appears once, in the order sent, each
+   * round ONE statement (sendRound). The form that concurrent sends are coalesced into
+   * (container.ts): the application's group commit, as for create-user.
+   */
+  async sendMany(items: Array<{ appId: string; message: NewMessage }>): Promise<Array<SendOutcome | Error>> {
     const results: Array<SendOutcome | Error> = new Array(items.length);
     const byApp = new Map<string, number[]>();
     items.forEach((item, index) => {
@@ -75,20 +64,13 @@ export class MessageBatchesRepository {
   }
 
   /**
-   * Checks and stores a sent message (not a thread reply), coalesced with the sends of the same
-   * moment: ONE statement for them all reads what each is checked against (the sender; the
-   * receiving user and the blocks between the two, or the group with the sender's membership
-   * and ban; an earlier message with the muid), stores those that pass, and answers the facts
-   * with each stored row. It is MessagesRepository.store made multi-row: each conversation's
-   * row is locked (in key order) while its message's id is drawn, so ids follow commit order.
-   * A conversation takes one message per statement; more to it wait for the next round.
-   * A muid used twice at once raises UniqueViolation, as store does.
+   * One statement for sends to distinct conversations: it reads what each is checked against
+   * (sendChecks: the sender; the receiving user and the blocks between the two, or the group
+   * with the sender's membership and ban; the permissions) and an earlier message with the
+   * muid, stores those that pass, and answers the facts with each stored row. Each
+   * conversation's row is locked (in key order) while its message's id is drawn, so ids follow
+   * commit order. A muid used twice at once raises UniqueViolation.
    */
-  async send(appId: string, message: NewMessage): Promise<SendOutcome> {
-    return this.sendBatcher.submit({ appId, message });
-  }
-
-  /** One statement for sends to distinct conversations: see send. */
   private async sendRound(appId: string, messages: NewMessage[]): Promise<SendOutcome[]> {
     const records = messages.map(sendRecord);
     type Found = SendCheckRow & { n: number; first_id: string | null; id: string | null; at: string | null };

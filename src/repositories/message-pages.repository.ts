@@ -1,5 +1,4 @@
 import { sql, type RawBuilder } from 'kysely';
-import { Batcher } from '../db/batcher.js';
 import type { ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { GroupRow } from './groups.repository.js';
@@ -214,39 +213,35 @@ export class MessagePagesRepository {
    * version that it reads. While none has, the page reads the same, so a copy can be sent again.
    */
   async pageVersion(appId: string, check: PageCheck, tx: Executor = this.db): Promise<string> {
-    // Outside a transaction, the checks of the same moment go together in one statement (see
-    // Batcher): each is a few key lookups, and a statement each cost more than the lookups.
-    if (tx === this.db) return this.versionReader.submit({ appId, check });
-    const result = await sql<{ version: string }>`
-      select ${versionOf(appId, check.conversation, sql`${check.uids}::text[]`, sql`${check.guids}::text[]`, check.membership)} as version`.execute(tx);
-    return result.rows[0]!.version;
+    return (await this.pageVersions([{ appId, check }], tx))[0]!;
   }
 
-  // A check waits only for the batch ahead of it: a few in flight keep that wait short.
-  private readonly versionReader = new Batcher<{ appId: string; check: PageCheck }, string>(
-    async (items) => {
-      const records = JSON.stringify(
-        items.map(({ appId, check }, n) => ({
-          n,
-          app_id: appId,
-          conversation_id: check.conversation.id,
-          uids: check.uids,
-          guids: check.guids,
-          state_uids: check.conversation.stateUids,
-          member_uid: check.membership?.uid ?? null,
-          member_guid: check.membership?.guid ?? null,
-        })),
-      );
-      const result = await sql<{ n: number; version: string }>`
-        select r.n, page_version(r.app_id, r.conversation_id, r.uids, r.guids, r.state_uids, r.member_uid, r.member_guid) as version
-        from json_to_recordset(${records}::json) as r(
-          n int, app_id text, conversation_id text, uids text[], guids text[], state_uids text[], member_uid text, member_guid text)`.execute(this.db);
-      const versions: string[] = new Array(items.length);
-      for (const row of result.rows) versions[row.n] = row.version;
-      return versions;
-    },
-    { maxBatch: 1000, maxInFlight: 4 },
-  );
+  /**
+   * The versions of many pages, of any apps, in one statement: the form that concurrent checks
+   * are coalesced into (container.ts). Each is a few key lookups, and a statement each cost
+   * more than the lookups.
+   */
+  async pageVersions(items: Array<{ appId: string; check: PageCheck }>, tx: Executor = this.db): Promise<string[]> {
+    const records = JSON.stringify(
+      items.map(({ appId, check }, n) => ({
+        n,
+        app_id: appId,
+        conversation_id: check.conversation.id,
+        uids: check.uids,
+        guids: check.guids,
+        state_uids: check.conversation.stateUids,
+        member_uid: check.membership?.uid ?? null,
+        member_guid: check.membership?.guid ?? null,
+      })),
+    );
+    const result = await sql<{ n: number; version: string }>`
+      select r.n, page_version(r.app_id, r.conversation_id, r.uids, r.guids, r.state_uids, r.member_uid, r.member_guid) as version
+      from json_to_recordset(${records}::json) as r(
+        n int, app_id text, conversation_id text, uids text[], guids text[], state_uids text[], member_uid text, member_guid text)`.execute(tx);
+    const versions: string[] = new Array(items.length);
+    for (const row of result.rows) versions[row.n] = row.version;
+    return versions;
+  }
 
   /**
    * The query of one keyset page (see readPage): newest first for `prepend`, oldest first for

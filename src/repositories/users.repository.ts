@@ -1,5 +1,4 @@
 import { sql, type ExpressionBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
-import { Batcher } from '../db/batcher.js';
 import { translated, UniqueViolation } from '../db/driver-errors.js';
 import type { DB, UsersTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
@@ -146,30 +145,28 @@ export class UsersRepository {
     private readonly noteBulkWrite: (rows: number) => void = () => {},
   ) {}
 
-  /**
-   * Inserts a user; a uid that exists already rejects with UniqueViolation. Outside a
-   * transaction, concurrent inserts are coalesced into one statement (see Batcher).
-   */
+  /** Inserts a user; a uid that exists already rejects with UniqueViolation (createMany for one). */
   async create(appId: string, user: NewUser, tx: Executor = this.db): Promise<UserRow> {
-    if (tx === this.db) return this.createBatcher.submit({ appId, user });
-    const [row] = await insertUsers(tx, [{ appId, user }]);
-    if (!row) throw new UniqueViolation('users_pkey', undefined);
-    return row;
+    const [row] = await this.createMany([{ appId, user }], tx);
+    if (row instanceof Error) throw row;
+    return row!;
   }
 
-  private readonly createBatcher = new Batcher<{ appId: string; user: NewUser }, UserRow>(
-    async (items) => {
-      const rows = await insertUsers(this.db, items);
-      const inserted = new Map(rows.map((row) => [`${row.app_id}\u0000${row.uid}`, row]));
-      return items.map(({ appId, user }) => {
-        const key = `${appId}\u0000${user.uid}`;
-        const row = inserted.get(key);
-        inserted.delete(key); // a uid twice in one batch: the first one wins
-        return row ?? new UniqueViolation('users_pkey', undefined);
-      });
-    },
-    { maxBatch: 1000, maxInFlight: 4 },
-  );
+  /**
+   * Inserts users of any apps in one statement, each answered on its own: its row, or
+   * UniqueViolation for a uid that exists already (or repeats: the first wins). The form that
+   * concurrent creates are coalesced into (container.ts).
+   */
+  async createMany(items: Array<{ appId: string; user: NewUser }>, tx: Executor = this.db): Promise<Array<UserRow | Error>> {
+    const rows = await insertUsers(tx, items);
+    const inserted = new Map(rows.map((row) => [`${row.app_id}\u0000${row.uid}`, row]));
+    return items.map(({ appId, user }) => {
+      const key = `${appId}\u0000${user.uid}`;
+      const row = inserted.get(key);
+      inserted.delete(key); // a uid twice in one statement: the first one wins
+      return row ?? new UniqueViolation('users_pkey', undefined);
+    });
+  }
 
   /**
    * Inserts users in one statement (the data import); uids that exist already, or repeat in
@@ -210,39 +207,29 @@ export class UsersRepository {
     return tx.selectFrom('users').selectAll().where('app_id', '=', appId).where('uid', '=', anyOf(uids)).execute();
   }
 
-  /**
-   * An active (not deactivated) user. Outside a transaction, concurrent reads are coalesced
-   * into one statement (see Batcher): most requests read their onBehalfOf user this way, and a
-   * statement each cost more in socket writes and wake-ups than the reads themselves.
-   */
+  /** An active (not deactivated) user (getActiveMany for one). */
   async getActive(appId: string, uid: string, tx: Executor = this.db): Promise<UserRow | undefined> {
-    if (tx === this.db) return this.activeReader.submit({ appId, uid });
-    return tx
-      .selectFrom('users')
-      .selectAll()
-      .where('app_id', '=', appId)
-      .where('uid', '=', uid)
-      .where('deactivated_at', 'is', null)
-      .executeTakeFirst();
+    return (await this.getActiveMany([{ appId, uid }], tx))[0];
   }
 
-  // A read waits only for the batch ahead of it: a few in flight keep that wait short.
-  private readonly activeReader = new Batcher<{ appId: string; uid: string }, UserRow | undefined>(
-    async (items) => {
-      const found = new Map((await readActiveUsers(this.db, items)).map((row) => [`${row.app_id}\u0000${row.uid}`, row]));
-      const answered = new Set<string>();
-      return items.map(({ appId, uid }) => {
-        const key = `${appId}\u0000${uid}`;
-        const row = found.get(key);
-        if (!row) return undefined;
-        // The same user asked for twice in a batch: each caller gets its own row object.
-        if (answered.has(key)) return { ...row };
-        answered.add(key);
-        return row;
-      });
-    },
-    { maxBatch: 1000, maxInFlight: 4 },
-  );
+  /**
+   * Active users of any apps in one statement, each caller's own (a user asked for twice is
+   * two row objects). The form that concurrent reads of the onBehalfOf user are coalesced into
+   * (container.ts): most requests read it, and a statement each cost more in socket writes and
+   * wake-ups than the reads themselves.
+   */
+  async getActiveMany(items: Array<{ appId: string; uid: string }>, tx: Executor = this.db): Promise<Array<UserRow | undefined>> {
+    const found = new Map((await readActiveUsers(tx, items)).map((row) => [`${row.app_id}\u0000${row.uid}`, row]));
+    const answered = new Set<string>();
+    return items.map(({ appId, uid }) => {
+      const key = `${appId}\u0000${uid}`;
+      const row = found.get(key);
+      if (!row) return undefined;
+      if (answered.has(key)) return { ...row };
+      answered.add(key);
+      return row;
+    });
+  }
 
   async list(
     appId: string,

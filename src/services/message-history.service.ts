@@ -81,6 +81,8 @@ export class MessageHistoryService {
       db: Kysely<DB>;
       messages: MessagesRepository;
       pages: MessagePagesRepository;
+      /** A page's version now, checked with the checks of the same moment (coalesced: container.ts). */
+      pageVersion: (item: { appId: string; check: PageCheck }) => Promise<string>;
       users: UsersRepository;
       groups: GroupsRepository;
       members: GroupMembersRepository;
@@ -256,7 +258,7 @@ export class MessageHistoryService {
    * (with the checks it passed) reads the same.
    */
   async pageVersion(ctx: RequestContext, check: PageCheck): Promise<string> {
-    return this.deps.pages.pageVersion(ctx.appId, check);
+    return this.deps.pageVersion({ appId: ctx.appId, check });
   }
 
   /**

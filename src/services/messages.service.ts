@@ -10,7 +10,7 @@ import { extended } from '../domain/objects.js';
 import type { ConversationStatesRepository } from '../repositories/conversation-states.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
-import type { MessageBatchesRepository } from '../repositories/message-batches.repository.js';
+import type { SendOutcome } from '../repositories/message-batches.repository.js';
 import type { MessageRow, MessagesRepository, NewMessage, SendFacts } from '../repositories/messages.repository.js';
 import type { ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
@@ -40,7 +40,8 @@ export class MessagesService {
       members: GroupMembersRepository;
       reactions: ReactionsRepository;
       states: ConversationStatesRepository;
-      batches: MessageBatchesRepository;
+      /** A send checked and stored with the sends of the same moment (coalesced: container.ts). */
+      send: (item: { appId: string; message: NewMessage }) => Promise<SendOutcome>;
       usersService: UsersService;
       history: MessageHistoryService;
     },
@@ -131,7 +132,7 @@ export class MessagesService {
     // Twice at most: an earlier message found by its muid may be deleted before it is read.
     for (let attempt = 1; ; attempt++) {
       // A sender or receiver deleted meanwhile: the statement, run again, finds them gone.
-      const outcome = await this.storeOrFirst(ctx, message, () => againIfDeletedMeanwhile(() => this.deps.batches.send(ctx.appId, message)));
+      const outcome = await this.storeOrFirst(ctx, message, () => againIfDeletedMeanwhile(() => this.deps.send({ appId: ctx.appId, message })));
       if ('first' in outcome) return outcome.first;
       const { facts, row, firstId } = outcome.stored;
       if (facts.refused === 'sender_not_found') throw refusalError(facts, sender, target);

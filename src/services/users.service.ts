@@ -9,7 +9,7 @@ import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.
 import type { BlockedUsersRepository, BlockRelation } from '../repositories/blocked-users.repository.js';
 import { DEFAULT_ROLE, type RolesRepository } from '../repositories/roles.repository.js';
 import type { UserPurgeRepository } from '../repositories/user-purge.repository.js';
-import type { UserChanges, UserListFilter, UserRow, UsersRepository } from '../repositories/users.repository.js';
+import type { NewUser, UserChanges, UserListFilter, UserRow, UsersRepository } from '../repositories/users.repository.js';
 import type { AuthTokensService } from './auth-tokens.service.js';
 import { toUser, withBlockFields, withViewerConversation, type User } from './views/users.view.js';
 import { roleNotFound } from './roles.service.js';
@@ -59,6 +59,10 @@ export class UsersService {
     private readonly deps: {
       db: Kysely<DB>;
       users: UsersRepository;
+      /** A user created with the creates of the same moment (coalesced: container.ts). */
+      createUser: (item: { appId: string; user: NewUser }) => Promise<UserRow>;
+      /** An active user, read with the reads of the same moment (coalesced: container.ts). */
+      activeUser: (item: { appId: string; uid: string }) => Promise<UserRow | undefined>;
       blocks: BlockedUsersRepository;
       authTokens: AuthTokensService;
       roles: RolesRepository;
@@ -81,7 +85,7 @@ export class UsersService {
     await this.requireRole(ctx, values.role);
     try {
       // One INSERT is atomic on its own; a transaction only when a token is issued with it.
-      if (!input.withAuthToken) return toUser(await this.deps.users.create(ctx.appId, values), { withTags: true });
+      if (!input.withAuthToken) return toUser(await this.deps.createUser({ appId: ctx.appId, user: values }), { withTags: true });
       return await withTransaction(this.deps.db, 'create_user', async (tx) => {
         const user = toUser(await this.deps.users.create(ctx.appId, values, tx), { withTags: true });
         user.authToken = (await this.deps.authTokens.issue(ctx, uid, tx)).authToken;
@@ -219,7 +223,7 @@ export class UsersService {
   /** The active user with this uid (in any case), else ERR_UID_NOT_FOUND. */
   async requireActive(ctx: RequestContext, rawUid: string): Promise<UserRow> {
     const uid = normalizeId(rawUid);
-    const row = await this.deps.users.getActive(ctx.appId, uid);
+    const row = await this.deps.activeUser({ appId: ctx.appId, uid });
     if (!row) throw uidNotFound(uid);
     return row;
   }

@@ -44,12 +44,12 @@ describe('send-message with multipleReceivers', () => {
   it('answers per receiver when one send of multipleReceivers fails inside, never a 500 after others were stored', async () => {
     const [alice, bob, carol] = await uids(3);
     // Fault injection: the coalesced send of one receiver fails as a lost connection would.
-    const batches = (t.services.messages as unknown as { deps: { batches: { send: (appId: string, message: { receiver: string }) => Promise<unknown> } } }).deps.batches;
-    const original = batches.send;
+    const deps = (t.services.messages as unknown as { deps: { send: (item: { appId: string; message: { receiver: string } }) => Promise<unknown> } }).deps;
+    const original = deps.send;
     const failing = new Set([carol!]);
-    batches.send = function (this: unknown, appId, message) {
-      if (failing.has(message.receiver)) return Promise.reject(new Error('Connection terminated unexpectedly'));
-      return original.call(this, appId, message);
+    deps.send = (item) => {
+      if (failing.has(item.message.receiver)) return Promise.reject(new Error('Connection terminated unexpectedly'));
+      return original(item);
     };
     try {
       const response = await send(alice, { receiverType: 'user', data: { text: 'to both' }, multipleReceivers: { uids: [bob, carol] } });
@@ -66,7 +66,7 @@ describe('send-message with multipleReceivers', () => {
       assert.equal(none.statusCode, 500, none.body);
       assert.equal(body(await t.call(t.appA, `/v3/users/${bob}/messages`, { onBehalfOf: alice! })).data.length, 1);
     } finally {
-      batches.send = original;
+      deps.send = original;
     }
   });
 });

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createCoalescing } from '../../src/container.js';
 import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
 import { MessageBatchesRepository } from '../../src/repositories/message-batches.repository.js';
 import { MessagePagesRepository } from '../../src/repositories/message-pages.repository.js';
@@ -24,6 +25,15 @@ after(async () => {
 
 const LONE = 'x\ud800';
 
+/** The coalescing the composition root applies, over repositories of the test database. */
+function coalescing() {
+  const db = t.database.db;
+  return createCoalescing(
+    { users: new UsersRepository(db), messagePages: new MessagePagesRepository(db), messageBatches: new MessageBatchesRepository(db) },
+    t.database.engine,
+  );
+}
+
 describe("one app's bad request in a coalesced statement", () => {
   it("fails none of another app's concurrent create-users (authOnly key, raw requests)", async () => {
     const n = 200;
@@ -37,11 +47,11 @@ describe("one app's bad request in a coalesced statement", () => {
   });
 
   it('fails only the refused user of a coalesced insert, across apps', async () => {
-    const repo = new UsersRepository(t.database.db);
+    const { createUser } = coalescing();
     const uids = Array.from({ length: 40 }, () => uniqueId('iso'));
     const badIndex = 17;
     const settled = await Promise.allSettled(
-      uids.map((uid, n) => repo.create(n % 2 ? t.appA.appId : t.appB.appId, { uid, name: n === badIndex ? LONE : `User ${n}` })),
+      uids.map((uid, n) => createUser({ appId: n % 2 ? t.appA.appId : t.appB.appId, user: { uid, name: n === badIndex ? LONE : `User ${n}` } })),
     );
     settled.forEach((outcome, n) => assert.equal(outcome.status, n === badIndex ? 'rejected' : 'fulfilled', `user ${n}`));
     const stored = await t.database.db.selectFrom('users').select('uid').where('uid', 'in', uids).execute();
@@ -49,7 +59,7 @@ describe("one app's bad request in a coalesced statement", () => {
   });
 
   it('answers each coalesced read of active users, the refused one alone failing', async () => {
-    const repo = new UsersRepository(t.database.db);
+    const { activeUser } = coalescing();
     const [a] = await newUids(t, t.appA, 1);
     const [b] = await newUids(t, t.appB, 1);
     const asked: Array<[string, string]> = [
@@ -58,7 +68,7 @@ describe("one app's bad request in a coalesced statement", () => {
       [t.appB.appId, b!],
       [t.appA.appId, uniqueId('nobody')],
     ];
-    const settled = await Promise.allSettled(asked.map(([appId, uid]) => repo.getActive(appId, uid)));
+    const settled = await Promise.allSettled(asked.map(([appId, uid]) => activeUser({ appId, uid })));
     assert.deepEqual(
       settled.map((s) => (s.status === 'fulfilled' ? (s.value?.uid ?? 'none') : 'rejected')),
       [a, 'rejected', b, 'none'],
@@ -66,16 +76,16 @@ describe("one app's bad request in a coalesced statement", () => {
   });
 
   it('answers each coalesced page-version check, the refused one alone failing', async () => {
-    const repo = new MessagePagesRepository(t.database.db);
+    const { pageVersion } = coalescing();
     const [a, b] = await newUids(t, t.appA, 2);
     const good = { conversation: { id: userConversationKey(a!, b!), stateUids: [a!, b!] }, uids: [a!, b!], guids: [] };
     const bad = { conversation: { id: LONE, stateUids: [] }, uids: [], guids: [] };
-    const settled = await Promise.allSettled([repo.pageVersion(t.appA.appId, good), repo.pageVersion(t.appB.appId, bad), repo.pageVersion(t.appA.appId, good)]);
+    const settled = await Promise.allSettled([pageVersion({ appId: t.appA.appId, check: good }), pageVersion({ appId: t.appB.appId, check: bad }), pageVersion({ appId: t.appA.appId, check: good })]);
     assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'fulfilled']);
   });
 
   it('stores every other send of a coalesced send statement', async () => {
-    const repo = new MessageBatchesRepository(t.database.db, t.database.engine);
+    const { send } = coalescing();
     const [a, b, c] = await newUids(t, t.appA, 3);
     const [x, y] = await newUids(t, t.appB, 2);
     const group = await newGroup(t, t.appA, {}, a);
@@ -98,7 +108,7 @@ describe("one app's bad request in a coalesced statement", () => {
       [t.appB.appId, message(y!, x!, 'three')],
       [t.appA.appId, message(a!, group.guid, 'four', 'group')],
     ];
-    const settled = await Promise.allSettled(sends.map(([appId, m]) => repo.send(appId, m)));
+    const settled = await Promise.allSettled(sends.map(([appId, m]) => send({ appId, message: m })));
     assert.deepEqual(
       settled.map((s) => (s.status === 'fulfilled' ? (s.value.row ? 'stored' : 'refused') : 'failed')),
       ['stored', 'failed', 'stored', 'stored', 'stored'],

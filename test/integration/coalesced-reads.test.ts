@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createCoalescing } from '../../src/container.js';
 import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
+import { MessageBatchesRepository } from '../../src/repositories/message-batches.repository.js';
 import { MessagePagesRepository } from '../../src/repositories/message-pages.repository.js';
 import { type PageCheck } from '../../src/repositories/message-pages.repository.js';
 import { UsersRepository } from '../../src/repositories/users.repository.js';
@@ -15,9 +17,19 @@ after(async () => {
   await t.close();
 });
 
+/** The coalescing the composition root applies, over repositories of the test database. */
+function coalescing() {
+  const db = t.database.db;
+  return createCoalescing(
+    { users: new UsersRepository(db), messagePages: new MessagePagesRepository(db), messageBatches: new MessageBatchesRepository(db) },
+    t.database.engine,
+  );
+}
+
 describe('coalesced reads of active users', () => {
   it('answer each caller its own user, across apps, with deactivated and unknown users absent', async () => {
     const repo = new UsersRepository(t.database.db);
+    const { activeUser } = coalescing();
     const ctxA = { appId: t.appA.appId, requestId: 't', log: t.app.log };
     const ctxB = { appId: t.appB.appId, requestId: 't', log: t.app.log };
     const [shared, onlyA, deactivated] = [uniqueId('shared'), uniqueId('onlya'), uniqueId('gone')];
@@ -37,7 +49,7 @@ describe('coalesced reads of active users', () => {
       [t.appA.appId, uniqueId('nobody')],
       [t.appA.appId, shared],
     ];
-    const rows = await Promise.all(asked.map(([appId, uid]) => repo.getActive(appId, uid)));
+    const rows = await Promise.all(asked.map(([appId, uid]) => activeUser({ appId, uid })));
     assert.deepEqual(
       rows.map((row) => row && `${row.app_id === t.appA.appId ? 'A' : 'B'}:${row.name}`),
       ['A:Shared in A', 'B:Shared in B', 'A:Only in A', undefined, undefined, undefined, 'A:Shared in A'],
@@ -55,6 +67,7 @@ describe('coalesced reads of active users', () => {
 describe('coalesced checks of history page versions', () => {
   it('answer each check the version it reads alone, and only a changed conversation moves', async () => {
     const repo = new MessagePagesRepository(t.database.db);
+    const { pageVersion } = coalescing();
     const [a, b, c, d] = await newUids(t, t.appA, 4);
     const group = await newGroup(t, t.appA, {}, a);
     const send = (sender: string, receiver: string, receiverType: 'user' | 'group' = 'user') =>
@@ -75,7 +88,7 @@ describe('coalesced checks of history page versions', () => {
       for (const check of checks) versions.push(await repo.pageVersion(t.appA.appId, check, tx));
       return versions;
     });
-    const together = () => Promise.all(checks.map((check) => repo.pageVersion(t.appA.appId, check)));
+    const together = () => Promise.all(checks.map((check) => pageVersion({ appId: t.appA.appId, check })));
 
     const before = await together();
     assert.deepEqual(before, await alone());
