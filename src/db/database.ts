@@ -6,7 +6,7 @@ import pg from 'pg';
 import { DEFAULT_DB_TIMEOUTS, type DatabaseTimeouts } from '../config.js';
 import type { Logger } from '../domain/context.js';
 import { DataDirLock } from './data-dir-lock.js';
-import { acquireTimeout, unavailable } from './driver-errors.js';
+import { acquireTimeout, translateDriverError, unavailable } from './driver-errors.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { parseTimestamptz } from './timestamps.js';
 import type { DB } from './schema.js';
@@ -139,7 +139,8 @@ function preparingPool(pool: pg.Pool, acquireMs: number, log: Logger): PostgresP
         ).catch((error: Error) => {
           // A stack that leads back to the caller, not to the socket read (as pg's promise does).
           Error.captureStackTrace(error);
-          throw unavailable(error) ?? error;
+          // Driver errors are translated here, once, for every statement (see driver-errors.ts).
+          throw unavailable(error) ?? translateDriverError(error);
         });
       };
     }

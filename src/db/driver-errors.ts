@@ -1,8 +1,9 @@
 import { AppError } from '../domain/errors.js';
 
 /**
- * Driver errors, translated once. Repositories rethrow these; services turn them into
- * catalogue errors. Both `pg` and PGlite put the SQLSTATE in `code`.
+ * Driver errors, translated once, where every statement runs (database.ts for PostgreSQL,
+ * pglite-dialect.ts for PGlite): a unique or foreign key violation arrives as these classes,
+ * which services turn into catalogue errors. Both `pg` and PGlite put the SQLSTATE in `code`.
  */
 export class UniqueViolation extends Error {
   override name = 'UniqueViolation';
@@ -58,14 +59,6 @@ export function translateDriverError(error: unknown): unknown {
   return error;
 }
 
-/** Runs a query, translating driver errors. */
-export async function translated<T>(query: () => Promise<T>): Promise<T> {
-  try {
-    return await query();
-  } catch (error) {
-    throw translateDriverError(error);
-  }
-}
 
 /** Seconds a client is told to wait after the database was busy or unreachable. */
 const RETRY_AFTER_BUSY = 1;

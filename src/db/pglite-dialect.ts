@@ -1,5 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { acquireTimeout } from './driver-errors.js';
+import { acquireTimeout, translateDriverError } from './driver-errors.js';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -116,6 +116,15 @@ class PGliteConnection implements DatabaseConnection {
   constructor(private readonly pg: PGlite) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      return await this.run<R>(compiled);
+    } catch (error) {
+      // Driver errors are translated here, once, for every statement (see driver-errors.ts).
+      throw translateDriverError(error);
+    }
+  }
+
+  private async run<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     // Without parameters use the simple protocol, as `pg` does, so scripts of several
     // statements (migrations) run as one call.
     if (compiled.parameters.length === 0) {

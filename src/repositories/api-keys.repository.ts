@@ -1,5 +1,4 @@
 import type { Selectable } from 'kysely';
-import { translated } from '../db/driver-errors.js';
 import type { ApiKeysTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { CredentialCache } from './credential-cache.js';
@@ -32,14 +31,12 @@ export class ApiKeysRepository {
     values: { keyHash: string; keyHint: string; name: string; scope: ApiKeyRow['scope'] },
     tx: Executor = this.db,
   ): Promise<ApiKeyRow | undefined> {
-    return translated(() =>
-      tx
-        .insertInto('api_keys')
-        .values({ app_id: appId, key_hash: values.keyHash, key_hint: values.keyHint, name: values.name, scope: values.scope })
-        .onConflict((oc) => oc.columns(['app_id', 'key_hint']).doNothing())
-        .returningAll()
-        .executeTakeFirst(),
-    );
+    return tx
+      .insertInto('api_keys')
+      .values({ app_id: appId, key_hash: values.keyHash, key_hint: values.keyHint, name: values.name, scope: values.scope })
+      .onConflict((oc) => oc.columns(['app_id', 'key_hint']).doNothing())
+      .returningAll()
+      .executeTakeFirst();
   }
 
   async get(appId: string, ref: ApiKeyRef, tx: Executor = this.db): Promise<ApiKeyRow | undefined> {

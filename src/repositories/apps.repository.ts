@@ -1,4 +1,3 @@
-import { translated } from '../db/driver-errors.js';
 import type { Executor } from '../db/transaction.js';
 import { extended } from '../domain/objects.js';
 import type { RateLimitOverrides, RateLimits } from '../domain/rate-limits.js';
@@ -14,13 +13,11 @@ export class AppsRepository {
   ) {}
 
   async create(appId: string, values: { name: string; region: string }, tx: Executor = this.db): Promise<AppRow> {
-    return translated(() =>
-      tx
-        .insertInto('apps')
-        .values({ id: appId, name: values.name, region: values.region })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
-    );
+    return tx
+      .insertInto('apps')
+      .values({ id: appId, name: values.name, region: values.region })
+      .returningAll()
+      .executeTakeFirstOrThrow();
   }
 
   async get(appId: string, tx: Executor = this.db): Promise<AppRow | undefined> {

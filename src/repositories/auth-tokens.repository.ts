@@ -1,5 +1,4 @@
 import type { Selectable } from 'kysely';
-import { translated } from '../db/driver-errors.js';
 import type { AuthTokensTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
@@ -18,14 +17,12 @@ export class AuthTokensRepository {
     values: { uid: string; tokenHash: string; tokenHint: string },
     tx: Executor = this.db,
   ): Promise<AuthTokenRow | undefined> {
-    return translated(() =>
-      tx
-        .insertInto('auth_tokens')
-        .values({ app_id: appId, uid: values.uid, token_hash: values.tokenHash, token_hint: values.tokenHint })
-        .onConflict((oc) => oc.columns(['app_id', 'uid', 'token_hint']).doNothing())
-        .returningAll()
-        .executeTakeFirst(),
-    );
+    return tx
+      .insertInto('auth_tokens')
+      .values({ app_id: appId, uid: values.uid, token_hash: values.tokenHash, token_hint: values.tokenHint })
+      .onConflict((oc) => oc.columns(['app_id', 'uid', 'token_hint']).doNothing())
+      .returningAll()
+      .executeTakeFirst();
   }
 
   async get(appId: string, uid: string, ref: AuthTokenRef, tx: Executor = this.db): Promise<AuthTokenRow | undefined> {

@@ -1,5 +1,4 @@
 import { sql, type RawBuilder } from 'kysely';
-import { translated } from '../db/driver-errors.js';
 import type { MemberScope, ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { conversationTypeOf } from '../domain/conversation-id.js';
@@ -169,7 +168,7 @@ export class ConversationStatesRepository {
     const now = new Date();
     const id = mark.messageId;
     if (mark.kind === 'unread') {
-      await translated(() => tx
+      await tx
         .insertInto('conversation_states')
         .values({ app_id: appId, uid, conversation_id: conversationId })
         .onConflict((oc) =>
@@ -178,7 +177,7 @@ export class ConversationStatesRepository {
             updated_at: now,
           }),
         )
-        .execute());
+        .execute();
       return;
     }
     const forward = (column: 'delivered' | 'read') =>
@@ -186,7 +185,7 @@ export class ConversationStatesRepository {
     const timeOf = (column: 'delivered' | 'read') =>
       sql<Date>`case when ${id}::bigint > coalesce(conversation_states.${sql.ref(`${column}_message_id`)}, 0) then ${now}::timestamptz else conversation_states.${sql.ref(`${column}_at`)} end`;
     const read = mark.kind === 'read';
-    await translated(() => tx
+    await tx
       .insertInto('conversation_states')
       .values({
         app_id: appId,
@@ -205,23 +204,21 @@ export class ConversationStatesRepository {
           updated_at: now,
         }),
       )
-      .execute());
+      .execute();
   }
 
   /** Throws ForeignKeyViolation when the conversation or the user was deleted meanwhile. */
   async setTags(appId: string, uid: string, conversationId: string, tags: string[], tx: Executor = this.db): Promise<void> {
-    await translated(() =>
-      tx
-        .insertInto('conversation_states')
-        .values({ app_id: appId, uid, conversation_id: conversationId, tags })
-        .onConflict((oc) => oc.columns(['app_id', 'uid', 'conversation_id']).doUpdateSet({ tags, updated_at: new Date() }))
-        .execute(),
-    );
+    await tx
+      .insertInto('conversation_states')
+      .values({ app_id: appId, uid, conversation_id: conversationId, tags })
+      .onConflict((oc) => oc.columns(['app_id', 'uid', 'conversation_id']).doUpdateSet({ tags, updated_at: new Date() }))
+      .execute();
   }
 
   /** Hides the conversation's messages up to `upTo` from `uid`; ForeignKeyViolation as mark. */
   async clear(appId: string, uid: string, conversationId: string, upTo: string, tx: Executor = this.db): Promise<void> {
-    await translated(() => tx
+    await tx
       .insertInto('conversation_states')
       .values({ app_id: appId, uid, conversation_id: conversationId, cleared_message_id: upTo })
       .onConflict((oc) =>
@@ -230,7 +227,7 @@ export class ConversationStatesRepository {
           updated_at: new Date(),
         }),
       )
-      .execute());
+      .execute();
   }
 
   /**

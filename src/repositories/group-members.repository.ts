@@ -1,5 +1,4 @@
 import { sql, type Selectable } from 'kysely';
-import { translated } from '../db/driver-errors.js';
 import type { GroupBansTable, GroupMembersTable, MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
@@ -55,14 +54,12 @@ export class GroupMembersRepository {
     tx: Executor = this.db,
   ): Promise<MemberRow[]> {
     if (members.length === 0) return [];
-    return translated(() =>
-      tx
-        .insertInto('group_members')
-        .values(members.map((member) => ({ app_id: appId, guid, uid: member.uid, scope: member.scope, joined_at: member.joinedAt ?? new Date() })))
-        .onConflict((oc) => oc.columns(['app_id', 'guid', 'uid']).doNothing())
-        .returningAll()
-        .execute(),
-    );
+    return tx
+      .insertInto('group_members')
+      .values(members.map((member) => ({ app_id: appId, guid, uid: member.uid, scope: member.scope, joined_at: member.joinedAt ?? new Date() })))
+      .onConflict((oc) => oc.columns(['app_id', 'guid', 'uid']).doNothing())
+      .returningAll()
+      .execute();
   }
 
   async setScope(appId: string, guid: string, uid: string, scope: MemberScope, tx: Executor = this.db): Promise<MemberRow | undefined> {
@@ -155,15 +152,13 @@ export class GroupMembersRepository {
   ): Promise<MemberRow[]> {
     if (members.length === 0) return [];
     const records = members.map((m) => ({ guid: m.guid, uid: m.uid, scope: m.scope, joined_at: m.joinedAt.toISOString() }));
-    const result = await translated(() =>
-      sql<MemberRow>`
-        insert into group_members (app_id, guid, uid, scope, joined_at)
-        select ${appId}, guid, uid, scope, joined_at
-        from json_to_recordset(${JSON.stringify(records)}::json) as r(guid text, uid text, scope text, joined_at timestamptz)
-        order by guid, uid
-        on conflict (app_id, guid, uid) do nothing
-        returning *`.execute(tx),
-    );
+    const result = await sql<MemberRow>`
+      insert into group_members (app_id, guid, uid, scope, joined_at)
+      select ${appId}, guid, uid, scope, joined_at
+      from json_to_recordset(${JSON.stringify(records)}::json) as r(guid text, uid text, scope text, joined_at timestamptz)
+      order by guid, uid
+      on conflict (app_id, guid, uid) do nothing
+      returning *`.execute(tx);
     return result.rows;
   }
 
@@ -194,15 +189,13 @@ export class GroupMembersRepository {
   ): Promise<BanRow[]> {
     if (bans.length === 0) return [];
     const records = bans.map((b) => ({ guid: b.guid, uid: b.uid, banned_at: b.bannedAt.toISOString() }));
-    const result = await translated(() =>
-      sql<BanRow>`
-        insert into group_bans (app_id, guid, uid, banned_at, banned_by)
-        select ${appId}, guid, uid, banned_at, null
-        from json_to_recordset(${JSON.stringify(records)}::json) as r(guid text, uid text, banned_at timestamptz)
-        order by guid, uid
-        on conflict (app_id, guid, uid) do nothing
-        returning *`.execute(tx),
-    );
+    const result = await sql<BanRow>`
+      insert into group_bans (app_id, guid, uid, banned_at, banned_by)
+      select ${appId}, guid, uid, banned_at, null
+      from json_to_recordset(${JSON.stringify(records)}::json) as r(guid text, uid text, banned_at timestamptz)
+      order by guid, uid
+      on conflict (app_id, guid, uid) do nothing
+      returning *`.execute(tx);
     return result.rows;
   }
 
@@ -224,14 +217,12 @@ export class GroupMembersRepository {
   /** Bans users; those banned already are skipped. Returns the uids banned now. */
   async ban(appId: string, guid: string, uids: string[], bannedBy: string | null, tx: Executor = this.db): Promise<string[]> {
     if (uids.length === 0) return [];
-    const rows = await translated(() =>
-      tx
-        .insertInto('group_bans')
-        .values(uids.map((uid) => ({ app_id: appId, guid, uid, banned_by: bannedBy, banned_at: new Date() })))
-        .onConflict((oc) => oc.columns(['app_id', 'guid', 'uid']).doNothing())
-        .returning('uid')
-        .execute(),
-    );
+    const rows = await tx
+      .insertInto('group_bans')
+      .values(uids.map((uid) => ({ app_id: appId, guid, uid, banned_by: bannedBy, banned_at: new Date() })))
+      .onConflict((oc) => oc.columns(['app_id', 'guid', 'uid']).doNothing())
+      .returning('uid')
+      .execute();
     return rows.map((row) => row.uid);
   }
 

@@ -1,5 +1,4 @@
 import { sql, type Selectable } from 'kysely';
-import { translated } from '../db/driver-errors.js';
 import type { GroupsTable, GroupType, MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
@@ -57,25 +56,23 @@ export class GroupsRepository {
   constructor(private readonly db: Executor) {}
 
   async create(appId: string, group: NewGroup, tx: Executor = this.db): Promise<GroupRow> {
-    return translated(() =>
-      tx
-        .insertInto('groups')
-        .values({
-          app_id: appId,
-          guid: group.guid,
-          name: group.name,
-          type: group.type,
-          password_hash: group.passwordHash,
-          icon: group.icon ?? null,
-          description: group.description ?? null,
-          metadata: group.metadataJson ?? null,
-          tags: group.tags ?? [],
-          owner: group.owner,
-          created_at: group.createdAt ?? new Date(),
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
-    );
+    return tx
+      .insertInto('groups')
+      .values({
+        app_id: appId,
+        guid: group.guid,
+        name: group.name,
+        type: group.type,
+        password_hash: group.passwordHash,
+        icon: group.icon ?? null,
+        description: group.description ?? null,
+        metadata: group.metadataJson ?? null,
+        tags: group.tags ?? [],
+        owner: group.owner,
+        created_at: group.createdAt ?? new Date(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
   }
 
   /**
@@ -99,16 +96,14 @@ export class GroupsRepository {
       // metadata is already JSON text: spliced in as is, keeping its key order.
       return `${fields.slice(0, -1)},"metadata":${group.metadataJson ?? 'null'}}`;
     });
-    const result = await translated(() =>
-      sql<GroupRow>`
-        insert into groups (app_id, guid, name, type, password_hash, icon, description, metadata, tags, owner, created_at)
-        select ${appId}, guid, name, type, password_hash, icon, description, metadata, tags, owner, coalesce(created_at, now())
-        from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
-          guid text, name text, type text, password_hash text, icon text, description text, metadata json,
-          tags text[], owner text, created_at timestamptz)
-        on conflict (app_id, guid) do nothing
-        returning *`.execute(tx),
-    );
+    const result = await sql<GroupRow>`
+      insert into groups (app_id, guid, name, type, password_hash, icon, description, metadata, tags, owner, created_at)
+      select ${appId}, guid, name, type, password_hash, icon, description, metadata, tags, owner, coalesce(created_at, now())
+      from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
+        guid text, name text, type text, password_hash text, icon text, description text, metadata json,
+        tags text[], owner text, created_at timestamptz)
+      on conflict (app_id, guid) do nothing
+      returning *`.execute(tx);
     return result.rows;
   }
 

@@ -1,6 +1,5 @@
 import { sql, type Kysely } from 'kysely';
 import { runApart } from '../db/batcher.js';
-import { translated } from '../db/driver-errors.js';
 import { parseTimestamptz } from '../db/timestamps.js';
 import type { DB } from '../db/schema.js';
 import type { MessageRow, NewMessage } from './messages.repository.js';
@@ -74,47 +73,45 @@ export class MessageBatchesRepository {
   private async sendRound(appId: string, messages: NewMessage[]): Promise<SendOutcome[]> {
     const records = messages.map(sendRecord);
     type Found = SendCheckRow & { n: number; first_id: string | null; id: string | null; at: string | null };
-    const result = await translated(() =>
-      sql<Found>`
-        with r as (
-          select * from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
-            n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
-            tags json, mentioned_uids json, muid text)
-        ), f as (
-          -- The checks of each send (send-checks.ts), and the sender's earlier message with its muid.
-          select c.*,
-            case when c.muid is not null then (
-              select m.id from messages m where m.app_id = ${appId} and m.sender = c.sender and m.muid = c.muid) end as first_id
-          from (${sendChecks(appId, { reply: false })}) c
-        ), ok as (
-          -- The sends that break no rule (SEND_REFUSALS) and are no muid's retry.
-          select * from f where f.refused is null and f.first_id is null
-        ), conv as (
-          insert into conversations as c (app_id, conversation_id, conversation_type, last_message_id, updated_at)
-          select ${appId}, ok.conversation_id, ok.receiver_type, nextval(pg_get_serial_sequence('messages', 'id')), clock_timestamp()
-          from ok order by ok.conversation_id
-          on conflict (app_id, conversation_id) do update
-            set last_message_id = nextval(pg_get_serial_sequence('messages', 'id')), updated_at = clock_timestamp()
-          returning c.conversation_id, c.last_message_id as id, c.updated_at as at, (xmax = 0) as created
-        ), sides as (
-          insert into user_conversations (app_id, uid, conversation_id, conversation_with)
-          select ${appId}, side.uid, ok.conversation_id, side.other
-          from ok join conv on conv.conversation_id = ok.conversation_id,
-               lateral (values (ok.sender, ok.receiver), (ok.receiver, ok.sender)) as side (uid, other)
-          where conv.created and ok.receiver_type = 'user'
-          on conflict do nothing
-        ), ins as (
-          insert into messages (app_id, id, conversation_id, sender, receiver, receiver_type, category, type, data, tags,
-                                mentioned_uids, muid, sent_at)
-          overriding system value
-          select ${appId}, conv.id, ok.conversation_id, ok.sender, ok.receiver, ok.receiver_type, ok.category, ok.type, ok.data,
-                 ${textArray(sql`ok.tags`)}, ${textArray(sql`ok.mentioned_uids`)}, ok.muid, conv.at
-          from ok join conv on conv.conversation_id = ok.conversation_id
-        )
-        select f.n, f.sender_row, f.receiver_row, f.group_row, f.sender_blocked_receiver, f.receiver_blocked_sender,
-               f.is_member, f.is_banned, f.member_scope, f.denied_by, f.refused, f.first_id::text as first_id, conv.id::text as id, conv.at::text as at
-        from f left join conv on conv.conversation_id = f.conversation_id`.execute(this.db),
-    );
+    const result = await sql<Found>`
+      with r as (
+        select * from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
+          n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
+          tags json, mentioned_uids json, muid text)
+      ), f as (
+        -- The checks of each send (send-checks.ts), and the sender's earlier message with its muid.
+        select c.*,
+          case when c.muid is not null then (
+            select m.id from messages m where m.app_id = ${appId} and m.sender = c.sender and m.muid = c.muid) end as first_id
+        from (${sendChecks(appId, { reply: false })}) c
+      ), ok as (
+        -- The sends that break no rule (SEND_REFUSALS) and are no muid's retry.
+        select * from f where f.refused is null and f.first_id is null
+      ), conv as (
+        insert into conversations as c (app_id, conversation_id, conversation_type, last_message_id, updated_at)
+        select ${appId}, ok.conversation_id, ok.receiver_type, nextval(pg_get_serial_sequence('messages', 'id')), clock_timestamp()
+        from ok order by ok.conversation_id
+        on conflict (app_id, conversation_id) do update
+          set last_message_id = nextval(pg_get_serial_sequence('messages', 'id')), updated_at = clock_timestamp()
+        returning c.conversation_id, c.last_message_id as id, c.updated_at as at, (xmax = 0) as created
+      ), sides as (
+        insert into user_conversations (app_id, uid, conversation_id, conversation_with)
+        select ${appId}, side.uid, ok.conversation_id, side.other
+        from ok join conv on conv.conversation_id = ok.conversation_id,
+             lateral (values (ok.sender, ok.receiver), (ok.receiver, ok.sender)) as side (uid, other)
+        where conv.created and ok.receiver_type = 'user'
+        on conflict do nothing
+      ), ins as (
+        insert into messages (app_id, id, conversation_id, sender, receiver, receiver_type, category, type, data, tags,
+                              mentioned_uids, muid, sent_at)
+        overriding system value
+        select ${appId}, conv.id, ok.conversation_id, ok.sender, ok.receiver, ok.receiver_type, ok.category, ok.type, ok.data,
+               ${textArray(sql`ok.tags`)}, ${textArray(sql`ok.mentioned_uids`)}, ok.muid, conv.at
+        from ok join conv on conv.conversation_id = ok.conversation_id
+      )
+      select f.n, f.sender_row, f.receiver_row, f.group_row, f.sender_blocked_receiver, f.receiver_blocked_sender,
+             f.is_member, f.is_banned, f.member_scope, f.denied_by, f.refused, f.first_id::text as first_id, conv.id::text as id, conv.at::text as at
+      from f left join conv on conv.conversation_id = f.conversation_id`.execute(this.db);
     const outcomes: SendOutcome[] = new Array(messages.length);
     for (const found of result.rows) {
       const message = messages[found.n]!;

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import { translated } from '../db/driver-errors.js';
 import type { Executor } from '../db/transaction.js';
 import { type MessageRow } from './row-codecs.js';
 
@@ -19,36 +18,34 @@ export class MessageStoreRepository {
    */
   async store(appId: string, message: NewMessage, tx: Executor = this.db): Promise<{ row: MessageRow; parentFound: boolean }> {
     const parentId = message.parentId ?? null;
-    const result = await translated(() =>
-      sql<MessageRow & { parent_found: boolean }>`
-        with conv as (
-          insert into conversations as c (app_id, conversation_id, conversation_type, last_message_id, updated_at)
-          values (${appId}, ${message.conversationId}, ${message.receiverType}, nextval(pg_get_serial_sequence('messages', 'id')), clock_timestamp())
-          on conflict (app_id, conversation_id) do update
-            set last_message_id = nextval(pg_get_serial_sequence('messages', 'id')), updated_at = clock_timestamp()
-          returning c.last_message_id as id, c.updated_at as at, (xmax = 0) as created
-        ), sides as (
-          insert into user_conversations (app_id, uid, conversation_id, conversation_with)
-          select ${appId}, side.uid, ${message.conversationId}, side.other
-          from conv, (values (${message.sender}::text, ${message.receiver}::text), (${message.receiver}::text, ${message.sender}::text)) as side (uid, other)
-          where conv.created and ${message.receiverType}::text = 'user'
-          on conflict do nothing
-        ), parent as (
-          update messages set reply_count = reply_count + 1
-          where app_id = ${appId} and id = ${parentId}::bigint
-          returning id
-        ), msg as (
-          insert into messages (app_id, id, conversation_id, sender, receiver, receiver_type, category, type, data, tags,
-                                mentioned_uids, muid, parent_id, sent_at)
-          overriding system value
-          select ${appId}, conv.id, ${message.conversationId}, ${message.sender}, ${message.receiver}, ${message.receiverType},
-                 ${message.category}, ${message.type}, ${message.dataJson}::json, ${message.tags}::text[],
-                 ${message.mentionedUids}::text[], ${message.muid}, ${parentId}::bigint, conv.at
-          from conv
-          returning *
-        )
-        select msg.*, exists (select 1 from parent) as parent_found from msg`.execute(tx),
-    );
+    const result = await sql<MessageRow & { parent_found: boolean }>`
+      with conv as (
+        insert into conversations as c (app_id, conversation_id, conversation_type, last_message_id, updated_at)
+        values (${appId}, ${message.conversationId}, ${message.receiverType}, nextval(pg_get_serial_sequence('messages', 'id')), clock_timestamp())
+        on conflict (app_id, conversation_id) do update
+          set last_message_id = nextval(pg_get_serial_sequence('messages', 'id')), updated_at = clock_timestamp()
+        returning c.last_message_id as id, c.updated_at as at, (xmax = 0) as created
+      ), sides as (
+        insert into user_conversations (app_id, uid, conversation_id, conversation_with)
+        select ${appId}, side.uid, ${message.conversationId}, side.other
+        from conv, (values (${message.sender}::text, ${message.receiver}::text), (${message.receiver}::text, ${message.sender}::text)) as side (uid, other)
+        where conv.created and ${message.receiverType}::text = 'user'
+        on conflict do nothing
+      ), parent as (
+        update messages set reply_count = reply_count + 1
+        where app_id = ${appId} and id = ${parentId}::bigint
+        returning id
+      ), msg as (
+        insert into messages (app_id, id, conversation_id, sender, receiver, receiver_type, category, type, data, tags,
+                              mentioned_uids, muid, parent_id, sent_at)
+        overriding system value
+        select ${appId}, conv.id, ${message.conversationId}, ${message.sender}, ${message.receiver}, ${message.receiverType},
+               ${message.category}, ${message.type}, ${message.dataJson}::json, ${message.tags}::text[],
+               ${message.mentionedUids}::text[], ${message.muid}, ${parentId}::bigint, conv.at
+        from conv
+        returning *
+      )
+      select msg.*, exists (select 1 from parent) as parent_found from msg`.execute(tx);
     const { parent_found: parentFound, ...row } = result.rows[0]!;
     return { row, parentFound };
   }

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import { translated } from '../db/driver-errors.js';
 import type { MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 
@@ -36,13 +35,13 @@ export class PermissionsRepository {
     if (entries.length === 0) return;
     const now = new Date();
     // Translated: the service answers a foreign key violation (the role deleted meanwhile) as not found.
-    await translated(() => tx
+    await tx
       .insertInto('role_permissions')
       .values(entries.map((entry) => ({ app_id: appId, role, permission: entry.permission, value: entry.valueJson, created_at: now })))
       .onConflict((oc) =>
         oc.columns(['app_id', 'role', 'permission']).doUpdateSet({ value: sql`excluded.value`, updated_at: now }),
       )
-      .execute());
+      .execute();
   }
 
   async deleteForRole(appId: string, role: string, permission: string, tx: Executor = this.db): Promise<void> {
@@ -70,13 +69,13 @@ export class PermissionsRepository {
     if (entries.length === 0) return;
     const now = new Date();
     // Translated: the service answers a foreign key violation (the group deleted meanwhile) as not found.
-    await translated(() => tx
+    await tx
       .insertInto('group_scope_permissions')
       .values(entries.map((entry) => ({ app_id: appId, guid, scope, permission: entry.permission, value: entry.valueJson, created_at: now })))
       .onConflict((oc) =>
         oc.columns(['app_id', 'guid', 'scope', 'permission']).doUpdateSet({ value: sql`excluded.value`, updated_at: now }),
       )
-      .execute());
+      .execute();
   }
 
   async deleteForScope(appId: string, guid: string, scope: MemberScope, permission: string, tx: Executor = this.db): Promise<void> {

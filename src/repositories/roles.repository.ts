@@ -1,5 +1,4 @@
 import type { Selectable } from 'kysely';
-import { translated } from '../db/driver-errors.js';
 import type { RolesTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
@@ -29,21 +28,19 @@ export class RolesRepository {
 
   /** Inserts a role; an existing id rejects with UniqueViolation. */
   async create(appId: string, role: NewRole, tx: Executor = this.db): Promise<RoleRow> {
-    return translated(() =>
-      tx
-        .insertInto('roles')
-        .values({
-          app_id: appId,
-          role: role.role,
-          name: role.name,
-          description: role.description ?? null,
-          metadata: role.metadataJson ?? null,
-          settings: role.settingsJson ?? null,
-          created_at: new Date(),
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
-    );
+    return tx
+      .insertInto('roles')
+      .values({
+        app_id: appId,
+        role: role.role,
+        name: role.name,
+        description: role.description ?? null,
+        metadata: role.metadataJson ?? null,
+        settings: role.settingsJson ?? null,
+        created_at: new Date(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
   }
 
   /** The app's `default` role, created with the app. */

@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
-import { translated, UniqueViolation } from '../db/driver-errors.js';
+import { UniqueViolation } from '../db/driver-errors.js';
 import type { DB, UsersTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { PageRequest } from '../domain/pagination.js';
@@ -76,18 +76,16 @@ async function insertUsers(db: Executor, items: Array<{ appId: string; user: New
     // metadata is already JSON text: splice it in as is, keeping its key order.
     return `${fields.slice(0, -1)},"metadata":${user.metadataJson ?? 'null'}}`;
   });
-  const result = await translated(() =>
-    sql<UserRow>`
-      insert into users (app_id, uid, name, avatar, link, role, status_message, metadata, tags,
-                         created_at, last_active_at, deactivated_at)
-      select app_id, uid, name, avatar, link, coalesce(role, 'default'), status_message, metadata, tags,
-             coalesce(created_at, now()), last_active_at, deactivated_at
-      from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
-        app_id text, uid text, name text, avatar text, link text, role text, status_message text,
-        metadata json, tags text[], created_at timestamptz, last_active_at timestamptz, deactivated_at timestamptz)
-      on conflict (app_id, uid) do nothing
-      returning *`.execute(db),
-  );
+  const result = await sql<UserRow>`
+    insert into users (app_id, uid, name, avatar, link, role, status_message, metadata, tags,
+                       created_at, last_active_at, deactivated_at)
+    select app_id, uid, name, avatar, link, coalesce(role, 'default'), status_message, metadata, tags,
+           coalesce(created_at, now()), last_active_at, deactivated_at
+    from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
+      app_id text, uid text, name text, avatar text, link text, role text, status_message text,
+      metadata json, tags text[], created_at timestamptz, last_active_at timestamptz, deactivated_at timestamptz)
+    on conflict (app_id, uid) do nothing
+    returning *`.execute(db);
   return result.rows;
 }
 

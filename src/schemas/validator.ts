@@ -1,4 +1,5 @@
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorDetails } from '../domain/errors.js';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 
@@ -57,4 +58,23 @@ export function validatorCompiler({ schema, httpPart }: { schema: Record<string,
   };
   wrapped.errors = null as ErrorObject[] | null | undefined;
   return wrapped;
+}
+
+/**
+ * The details of a failed validation, a problem per field (the first one found for it): the
+ * REST path's (error-handler.ts) and each import record's (import-records.ts) alike. `whole`
+ * names what failed when the error is about no field of it.
+ */
+export function validationDetails(errors: ReadonlyArray<Pick<ErrorObject, 'instancePath' | 'params' | 'message' | 'keyword'>>, whole: string): ErrorDetails {
+  const details: ErrorDetails = {};
+  for (const error of errors) {
+    const missing = (error.params as { missingProperty?: string }).missingProperty;
+    const field = [error.instancePath.replace(/^\//, '').replace(/\//g, '.'), missing].filter(Boolean).join('.') || whole;
+    // The timestamps are unions: integer or string of digits (the other unions are enums). The
+    // union's own error comes after its branches' and says it best.
+    if (error.keyword === 'anyOf') {
+      details[field] = field.endsWith('At') ? 'must be unix seconds (at most 10 digits), as an integer or a string of digits' : 'is not one of the allowed values';
+    } else details[field] ??= missing ? 'is required' : (error.message ?? 'is not valid');
+  }
+  return details;
 }

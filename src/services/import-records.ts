@@ -9,7 +9,7 @@ import type { NewGroup } from '../repositories/groups.repository.js';
 import type { BulkMessage } from '../repositories/message-imports.repository.js';
 import type { NewUser } from '../repositories/users.repository.js';
 import { ImportGroupDetails, ImportGroupRecord, ImportMemberRecord, ImportMessageRecord, ImportUserRecord } from '../schemas/data-import.schema.js';
-import { compileBodyValidator } from '../schemas/validator.js';
+import { compileBodyValidator, validationDetails } from '../schemas/validator.js';
 
 // The records of a data import call: their shapes, how a body is read into records, and the
 // helpers each kind's import shares (docs/import.md).
@@ -66,8 +66,6 @@ export interface MessageCandidate {
   group: PreparedGroup | undefined;
 }
 
-/** PostgreSQL's foreign_key_violation. */
-export const FOREIGN_KEY_VIOLATION = '23503';
 
 /** A group ready to insert, but for its password hash (made only for groups that will be inserted). */
 export interface PreparedGroup {
@@ -158,16 +156,7 @@ export function check(validate: ValidateFunction, record: unknown): void {
   const unstorable = findUnstorable(record);
   if (unstorable) throw badRequest(unstorable);
   if (validate(record)) return;
-  const details: ErrorDetails = {};
-  const errors = (validate.errors ?? []) as ErrorObject[];
-  for (const error of errors) {
-    const missing = (error.params as { missingProperty?: string }).missingProperty;
-    const path = [error.instancePath.replace(/^\//, '').replace(/\//g, '.'), missing].filter(Boolean).join('.') || 'record';
-    // The timestamps are unions: integer or string of digits (the other unions are enums).
-    if (error.keyword === 'anyOf') details[path] = path.endsWith('At') ? 'must be unix seconds (at most 10 digits), as an integer or a string of digits' : 'is not one of the allowed values';
-    else details[path] ??= missing ? 'is required' : (error.message ?? 'is not valid');
-  }
-  throw badRequest(details);
+  throw badRequest(validationDetails((validate.errors ?? []) as ErrorObject[], 'record'));
 }
 
 export function attempt<T>(work: () => T): T | AppError {

@@ -1,3 +1,4 @@
+import { ForeignKeyViolation } from '../db/driver-errors.js';
 import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
@@ -15,7 +16,7 @@ import { prepare } from './message-content.js';
 import type { MessageHistoryService } from './message-history.service.js';
 import { type Message } from './views/messages.view.js';
 
-import { MESSAGE_CHUNK, MESSAGES, validateMessage, FOREIGN_KEY_VIOLATION, recordsOf, check, attempt, failure, firstOfEach, chunks, distinct, inOrder, prepareUser, prepareGroup, type RecordResult, type ImportMessage, type MessageCandidate } from './import-records.js';
+import { MESSAGE_CHUNK, MESSAGES, validateMessage, recordsOf, check, attempt, failure, firstOfEach, chunks, distinct, inOrder, prepareUser, prepareGroup, type RecordResult, type ImportMessage, type MessageCandidate } from './import-records.js';
 import type { ImportedEntities } from './imported-entities.js';
 
 /**
@@ -210,7 +211,7 @@ export class MessageImportService {
           ctx.log,
         );
       } catch (error) {
-        if ((error as { code?: string }).code !== FOREIGN_KEY_VIOLATION || attempt >= 3) throw error;
+        if (!(error instanceof ForeignKeyViolation) || attempt >= 3) throw error;
       }
     }
   }

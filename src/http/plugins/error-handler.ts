@@ -1,5 +1,6 @@
+import { validationDetails } from '../../schemas/validator.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, badRequest, type ErrorDetails } from '../../domain/errors.js';
+import { AppError, badRequest } from '../../domain/errors.js';
 
 /** Fastify's own 4xx errors, as catalogue errors. Anything not listed becomes ERR_BAD_REQUEST. */
 function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimit: number): AppError | undefined {
@@ -20,16 +21,7 @@ function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimi
 }
 
 function validationError(error: FastifyError): AppError {
-  const details: ErrorDetails = {};
-  const context = error.validationContext ?? 'body';
-  for (const issue of error.validation ?? []) {
-    const missing = (issue.params as { missingProperty?: string }).missingProperty;
-    const path = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
-    const field = [path, missing].filter(Boolean).join('.') || context;
-    const problem = missing ? 'is required' : (issue.message ?? 'is not valid');
-    details[field] ??= problem;
-  }
-  return badRequest(details);
+  return badRequest(validationDetails(error.validation ?? [], error.validationContext ?? 'body'));
 }
 
 /**
