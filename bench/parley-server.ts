@@ -1,5 +1,6 @@
 // A Parley server for benchmarks: plain HTTP on loopback, one app, seeded users.
 // Env: BENCH_ENGINE=pglite|postgres, DATABASE_URL (postgres), BENCH_USERS (how many to seed),
+// BENCH_WITHOUT (edgeChecks,rateLimits: parts left out, for bench/hardening-ab.ts),
 // BENCH_HISTORY (sizes of the 1:1 conversations to seed, e.g. 1000,1000000), PARLEY_RATE_LIMITS
 // (default: limits that never bind).
 import fs from 'node:fs';
@@ -21,11 +22,14 @@ const config = loadConfig({
   PARLEY_DATA_DIR: dataDir,
   PARLEY_INSECURE_HTTP: '1',
   DATABASE_URL: engine === 'postgres' ? process.env.DATABASE_URL : '',
-  // Rate limits on (so their cost is measured) but far above any rate the bench reaches. For an
-  // A/B of their cost: PARLEY_RATE_LIMITS=core=0,standard=0,import=0 turns them off.
+  // Rate limits on (so their cost is measured) but far above any rate the bench reaches. Their
+  // cost, with the edge checks', is the A/B of bench/hardening-ab.ts (BENCH_WITHOUT below).
   PARLEY_RATE_LIMITS: process.env.PARLEY_RATE_LIMITS ?? 'core=1000000000,standard=1000000000,import=1000000000',
 });
-const server = await startServer(config, createLogger({ logLevel: 'warn' }, 2));
+// BENCH_WITHOUT=edgeChecks,rateLimits: a server without those parts, for the A/B of their cost.
+const left = new Set((process.env.BENCH_WITHOUT ?? '').split(',').filter(Boolean));
+const without = { ...(left.has('edgeChecks') ? { edgeChecks: true as const } : {}), ...(left.has('rateLimits') ? { rateLimits: true as const } : {}) };
+const server = await startServer(config, createLogger({ logLevel: 'warn' }, 2), { without });
 const app = server.defaultApp ?? (await server.services.apps.create({ appId: '', requestId: 'bench', log: silentLogger }, { name: 'Bench' }));
 
 // Seed users in bulk (the API path is what the scenarios measure, not the seeding).

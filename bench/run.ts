@@ -4,9 +4,11 @@
 //   npm run bench [-- --engine pglite|postgres|all] [--duration 8] [--only NAME]
 //                    [--users 100000] [--history 1000,1000000] [--import-messages 1000000]
 //                    [--crash-senders 128] [--crash-kills 3] [--crash-acks 50] [--soak-minutes 20]
+//                    [--ab-rounds 6] [--ab-without edgeChecks,rateLimits]
 //
 // With PostgreSQL it also runs the crash scenario, import memory (eight maximal import calls at
-// once) and a soak of mixed traffic (--soak-minutes 0 skips it).
+// once), the hardening A/B (send with and without the edge checks and rate limits, --ab-rounds
+// rounds; 0 skips it) and a soak of mixed traffic (--soak-minutes 0 skips it).
 //
 // Baselines: no-database Fastify routes (for reads: a user, and a 50-message history page), and
 // raw single-row INSERTs over the pg driver at the same concurrency (for writes). Every server runs in its own process; autocannon
@@ -23,6 +25,8 @@ import { describe as describeSoak, soak, type SoakResult } from './soak.js';
 import { describeCrash, runCrashScenario, type CrashReport } from './lib/crash.js';
 import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
 import { postgresDatabases } from './lib/postgres.js';
+import { sendScenarios } from './lib/send-load.js';
+import { describeHardening, hardeningAB, type HardeningAbResult } from './hardening-ab.js';
 import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 
 const { values } = parseArgs({
@@ -41,6 +45,10 @@ const { values } = parseArgs({
     'crash-acks': { type: 'string', default: '50' },
     // Soak (PostgreSQL): minutes of mixed traffic, with the server's RSS each minute; 0 skips it.
     'soak-minutes': { type: 'string', default: '20' },
+    // The A/B of the edge checks' and rate limits' cost (bench/hardening-ab.ts): rounds of both servers.
+    'ab-rounds': { type: 'string', default: '6' },
+    // What the second server leaves out: edgeChecks,rateLimits (both), or one of them.
+    'ab-without': { type: 'string', default: 'edgeChecks,rateLimits' },
   },
 });
 const duration = Number(values.duration);
@@ -241,31 +249,12 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
           before !== undefined && after !== undefined
             ? { baseline: 'raw INSERT', baselineRate: Math.round((before + after) / 2) }
             : { baseline: 'Fastify', baselineRate: readBaseline };
-        // Request i of a scenario names its sender and receiver; the body is otherwise the same.
-        const sendLoad = (receiverType: 'user' | 'group', route: (i: number) => { sender: string; receiver: string }) => {
-          let i = 0;
-          const rest = JSON.stringify({ receiverType, category: 'message', type: 'text', data: { text: 'Hello there 👋' } }).slice(1);
-          return load({
-            url: `${base}/v3/messages`,
-            method: 'POST',
-            connections,
-            durationSeconds: duration,
-            headers,
-            request: () => {
-              const { sender, receiver } = route(i++);
-              return { headers: { onbehalfof: sender }, body: `{"receiver":"${receiver}",${rest}` };
-            },
-          });
-        };
-        // 1:1: request i goes from seed-(2p) to seed-(2p+1), p = i mod 2,000 pairs, so concurrent
-        // sends rarely share a conversation (each conversation's sends take turns).
-        const pairs = Math.min(2000, Math.floor(users / 2));
-        const oneToOne = await sendLoad('user', (i) => ({ sender: `seed-${(i % pairs) * 2}`, receiver: `seed-${(i % pairs) * 2 + 1}` }));
+        const sends = sendScenarios({ base, headers, users, chatGroups: server.info.chatGroups }, load, connections, duration);
+        const oneToOne = await sends.oneToOne();
         if (databaseUrl) rawAround.push(await rawInsert(connections, ' (between the sends)'));
         report({ scenario: 'send message (1:1)', engine, connections, result: oneToOne, ...baselineOf(rawAround[0], rawAround[1]), serverRssMb: server.rssMb() });
-        // Group: request i goes to chat-(i mod G) from one of its 10 members.
         const groups = server.info.chatGroups;
-        const group = await sendLoad('group', (i) => ({ sender: `seed-${(i % groups) * 10 + (Math.floor(i / groups) % 10)}`, receiver: `chat-${i % groups}` }));
+        const group = await sends.group();
         if (databaseUrl) rawAround.push(await rawInsert(connections, ' (after send group)'));
         report({
           scenario: `send message (group, ${groups} groups of 10)`,
@@ -309,6 +298,7 @@ const engines = values.engine === 'all' ? ['postgres', 'pglite'] : [values.engin
 const imports: ImportBenchResult[] = [];
 const memory: ImportMemoryResult[] = [];
 const soaks: SoakResult[] = [];
+const hardening: HardeningAbResult[] = [];
 const crashes: CrashReport[] = [];
 
 /**
@@ -356,6 +346,19 @@ for (const engine of engines) {
       memory.push(await withPostgresDatabase((url) => importMemory({ engine: 'postgres', databaseUrl: url, calls: 8, perServer })));
       console.log(describeMemory(memory[memory.length - 1]!));
     }
+    if (wanted('hardening') && Number(values['ab-rounds']) > 0) {
+      const result = await hardeningAB({
+        withPostgresDatabase,
+        rounds: Number(values['ab-rounds']),
+        connections: 64,
+        durationSeconds: Math.max(duration, 16),
+        users: Math.min(Number(values.users), 10_000),
+        without: values['ab-without']!,
+        log: (line) => console.log(line),
+      });
+      hardening.push(result);
+      console.log(describeHardening(result));
+    }
     if (wanted('soak') && Number(values['soak-minutes']) > 0) {
       soaks.push(await withPostgresDatabase((url) => soak({ engine: 'postgres', databaseUrl: url, minutes: Number(values['soak-minutes']), rate: 1500 })));
       console.log(describeSoak(soaks[soaks.length - 1]!));
@@ -374,7 +377,7 @@ for (const engine of engines) {
 // Each run is kept (a partial run, --only, must not erase the last full one), and the newest
 // is also latest.json.
 const at = new Date().toISOString();
-const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks }, null, 2)}\n`;
+const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks, hardening }, null, 2)}\n`;
 const kept = `.bench/run-${at.replace(/[:.]/g, '-')}.json`;
 fs.mkdirSync('.bench', { recursive: true });
 fs.writeFileSync(kept, results);

@@ -29,6 +29,12 @@ export interface BuildAppOptions {
   loggerInstance?: FastifyBaseLogger;
   /** Fastify's https options, or undefined for plain HTTP. */
   https?: { key: string | Buffer; cert: string | Buffer };
+  /**
+   * Parts left out, for the bench's A/B of what they cost (bench/hardening-ab.ts) and nothing
+   * else: no configuration reaches this. `edgeChecks`: the text and depth checks of bodies,
+   * params, query and headers; `rateLimits`: the rate-limit hooks and headers.
+   */
+  without?: { edgeChecks?: true; rateLimits?: true };
 }
 
 /** Rate limits: production's for the classes not given (PARLEY_RATE_LIMITS); counted in memory without a Redis URL. */
@@ -72,13 +78,14 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
 
   const inFlight = trackInFlight(app);
   // JSON bodies: nesting and text checked as they are parsed (see text-guard.ts).
-  installTextGuard(app);
+  const edgeChecks = options.without?.edgeChecks !== true;
+  if (edgeChecks) installTextGuard(app);
   app.setValidatorCompiler(validatorCompiler);
   // One hook before validation, on every request: the edge's text check of the path
   // parameters, query and headers; then a route with an optional body sees `{}` when none was
   // sent (required fields still fail).
   app.addHook('preValidation', (request, _reply, done) => {
-    const problem = textProblemOf(request);
+    const problem = edgeChecks ? textProblemOf(request) : undefined;
     if (problem) return done(badRequest(problem));
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
     done();
@@ -91,13 +98,14 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   await installOpenApi(app, tenancy, PARLEY_VERSION);
 
   typed.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  await typed.register(v3Routes, { prefix: '/v3', services, tenancy });
+  const rateLimited = options.without?.rateLimits !== true;
+  await typed.register(v3Routes, { prefix: '/v3', services, tenancy, rateLimited });
   // The data import API at both base paths; the OpenAPI document lists the /v3 one.
   const importBodyLimit = options.config.importBodyLimit ?? DEFAULT_IMPORT_BODY_LIMIT;
   // One bound on the import calls in flight for both prefixes.
   const importCalls = new ImportCallLimiter(options.config.importConcurrency ?? DEFAULT_IMPORT_CONCURRENCY);
   for (const [prefix, hidden] of [['/v3/data_import', false], ['/v3.0/data_import', true]] as const) {
-    await typed.register(dataImportRoutes, { prefix, services, tenancy, bodyLimit: importBodyLimit, hidden, importCalls });
+    await typed.register(dataImportRoutes, { prefix, services, tenancy, bodyLimit: importBodyLimit, hidden, importCalls, rateLimited });
   }
   await app.ready();
   return { app, services, drained: inFlight.drained };

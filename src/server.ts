@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { destination as pinoDestination, pino, type Logger as PinoLogger } from 'pino';
-import { buildApp, type ParleyApp } from './app.js';
+import { buildApp, type BuildAppOptions, type ParleyApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -88,7 +88,7 @@ export interface RunningServer extends ParleyApp {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config, log: PinoLogger = createLogger(config)): Promise<RunningServer> {
+export async function startServer(config: Config, log: PinoLogger = createLogger(config), options: Pick<BuildAppOptions, 'without'> = {}): Promise<RunningServer> {
   const database = await openMigratedDatabase(config, log);
   try {
     if (config.insecureHttp) {
@@ -101,6 +101,7 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
       logger: undefined,
       loggerInstance: log,
       https: tls && { key: tls.key, cert: tls.cert },
+      ...(options.without ? { without: options.without } : {}),
     });
     const defaultApp = await createDefaultApp(parley, log);
     await parley.app.listen({ port: config.port, host: config.host });

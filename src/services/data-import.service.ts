@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { DB, MemberScope } from '../db/schema.js';
+import type { MemberScope } from '../db/schema.js';
 import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
@@ -8,12 +7,12 @@ import { extended } from '../domain/objects.js';
 import { toUnix } from '../domain/time.js';
 import { pairKey, type GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
-import type { NewUser, UsersRepository } from '../repositories/users.repository.js';
+import type { NewUser } from '../repositories/users.repository.js';
 import { toGroup, type Group } from './views/groups.view.js';
 import { toUser, type User } from './views/users.view.js';
 
 import { USERS, GROUPS, MEMBERS, validateUser, validateGroup, validateMember, recordsOf, check, attempt, failure, uidExists, guidExists, firstOfEach, sortBy, chunks, distinct, inOrder, prepareUser, prepareGroup, type RecordResult, type ImportedMember, type ImportUser, type ImportGroup, type ImportMember, type PreparedGroup } from './import-records.js';
-import type { ImportedEntities } from './imported-entities.js';
+import type { ImportCallDeps } from './imported-entities.js';
 
 export type { ImportedMember, RecordResult } from './import-records.js';
 
@@ -25,17 +24,9 @@ export type { ImportedMember, RecordResult } from './import-records.js';
  */
 export class DataImportService {
   constructor(
-    private readonly deps: {
-      db: Kysely<DB>;
-      users: UsersRepository;
+    private readonly deps: ImportCallDeps & {
       groups: GroupsRepository;
       members: GroupMembersRepository;
-      /** Told how many rows a bulk write stored (the embedded engine vacuums after many). */
-      noteBulkWrite: (rows: number) => void;
-      /** Records accepted per call. */
-      maxRecords: number;
-      /** The users, groups and roles that records create or name. */
-      entities: ImportedEntities;
     },
   ) {}
 

@@ -104,3 +104,15 @@ export class ImportedEntities {
     return outcomes;
   }
 }
+
+/** What every kind's import call needs (DataImportService, MessageImportService). */
+export interface ImportCallDeps {
+  db: Kysely<DB>;
+  users: UsersRepository;
+  /** Told how many rows a bulk write stored (the embedded engine vacuums after many). */
+  noteBulkWrite: (rows: number) => void;
+  /** Records accepted per call. */
+  maxRecords: number;
+  /** The users, groups and roles that records create or name. */
+  entities: ImportedEntities;
+}

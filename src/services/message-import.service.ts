@@ -1,7 +1,5 @@
 import { ForeignKeyViolation } from '../db/driver-errors.js';
 import type { Static } from '@sinclair/typebox';
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.js';
 import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { groupConversationKey, userConversationKey } from '../domain/conversation-id.js';
@@ -10,14 +8,14 @@ import { LIMITS, normalizeId, unixSecondsToDate } from '../domain/normalize.js';
 import type { GroupRow } from '../repositories/groups.repository.js';
 import type { MessageImportsRepository } from '../repositories/message-imports.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
-import type { NewUser, UserRow, UsersRepository } from '../repositories/users.repository.js';
+import type { NewUser, UserRow } from '../repositories/users.repository.js';
 import { ImportUserRecord } from '../schemas/data-import.schema.js';
 import { prepare } from './message-content.js';
 import type { MessageHistoryService } from './message-history.service.js';
 import { type Message } from './views/messages.view.js';
 
 import { MESSAGE_CHUNK, MESSAGES, validateMessage, recordsOf, check, attempt, failure, firstOfEach, chunks, distinct, inOrder, prepareUser, prepareGroup, type RecordResult, type ImportMessage, type MessageCandidate } from './import-records.js';
-import type { ImportedEntities } from './imported-entities.js';
+import type { ImportCallDeps } from './imported-entities.js';
 
 /**
  * The data import's messages (NOTES.md §4): each record validated with the REST path's rules and
@@ -26,18 +24,10 @@ import type { ImportedEntities } from './imported-entities.js';
  */
 export class MessageImportService {
   constructor(
-    private readonly deps: {
-      db: Kysely<DB>;
-      users: UsersRepository;
+    private readonly deps: ImportCallDeps & {
       messageImports: MessageImportsRepository;
       /** Renders the imported messages as every other message. */
       history: MessageHistoryService;
-      /** Told how many rows a bulk write stored (the embedded engine vacuums after many). */
-      noteBulkWrite: (rows: number) => void;
-      /** Records accepted per call. */
-      maxRecords: number;
-      /** The users, groups and roles that records create or name. */
-      entities: ImportedEntities;
     },
   ) {}
 

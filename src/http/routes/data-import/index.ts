@@ -14,10 +14,10 @@ import { importUsersRoutes } from './users.routes.js';
  * customers were given) and `/v3`, with the tenancy and authentication of the general API
  * (a fullAccess key), and a bound on the calls in flight (see ImportCallLimiter).
  */
-export const dataImportRoutes: FastifyPluginAsync<DataImportRouteOptions & { tenancy: TenancySettings; importCalls: ImportCallLimiter }> = async (app, options) => {
+export const dataImportRoutes: FastifyPluginAsync<DataImportRouteOptions & { tenancy: TenancySettings; importCalls: ImportCallLimiter; rateLimited?: boolean }> = async (app, options) => {
   installAuth(app, { apps: options.services.apps, tenancy: options.tenancy });
   options.importCalls.install(app);
-  installRateLimits(app, options.services.rateLimits);
+  if (options.rateLimited !== false) installRateLimits(app, options.services.rateLimits);
   const routeOptions = { services: options.services, bodyLimit: options.bodyLimit, hidden: options.hidden };
   for (const routes of [importUsersRoutes, importGroupsRoutes, importMembersRoutes, importMessagesRoutes]) await app.register(routes, routeOptions);
 };

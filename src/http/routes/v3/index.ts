@@ -25,8 +25,8 @@ import { usersRoutes } from './users.routes.js';
  */
 export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes, rateLimitsRoutes];
 
-export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings }> = async (app, options) => {
+export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings; rateLimited?: boolean }> = async (app, options) => {
   installAuth(app, { apps: options.services.apps, tenancy: options.tenancy });
-  installRateLimits(app, options.services.rateLimits);
+  if (options.rateLimited !== false) installRateLimits(app, options.services.rateLimits);
   for (const routes of V3_ROUTE_MODULES) await app.register(routes, { services: options.services });
 };
