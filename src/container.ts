@@ -126,7 +126,7 @@ export function createServices(
     conversations: new ConversationsRepository(db),
     conversationStates: new ConversationStatesRepository(db),
     reactions: new ReactionsRepository(db),
-    userPurge: new UserPurgeRepository(db),
+    userPurge: new UserPurgeRepository(),
   };
   const coalescing = createCoalescing(repositories, database.engine);
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
@@ -156,7 +156,6 @@ export function createServices(
   const friends = new FriendsService({ ...socialDeps, friends: repositories.friends });
   const blockedUsers = new BlockedUsersService(socialDeps);
   const history = new MessageHistoryService({
-    db,
     messages: repositories.messages,
     pages: repositories.messagePages,
     pageVersion: coalescing.pageVersion,
@@ -173,10 +172,6 @@ export function createServices(
     store: repositories.messageStore,
     send: coalescing.send,
     users: repositories.users,
-    groups: repositories.groups,
-    members: repositories.groupMembers,
-    reactions: repositories.reactions,
-    states: repositories.conversationStates,
     usersService: users,
     history,
   });

@@ -5,9 +5,7 @@ import { type MessageRow } from './row-codecs.js';
 import { sendChecks, sendFactsOf, type SendCheckRow, type SendFacts } from './send-checks.js';
 
 export type { MessageRow } from './row-codecs.js';
-export { GROUP_ROW, MESSAGE_ROW } from './row-codecs.js';
 
-export type { SendFacts } from './send-checks.js';
 
 export interface NewMessage {
   conversationId: string;

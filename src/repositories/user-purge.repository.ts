@@ -17,8 +17,6 @@ export interface PurgeStep {
  * per step, each step its own short transaction (see UsersService.delete).
  */
 export class UserPurgeRepository {
-  constructor(private readonly db: Executor) {}
-
   /**
    * Scans the app's next `window` messages after `afterId` and deletes the user's among them,
    * with their reactions (a cascade) and the user's own reactions to the messages scanned;

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { DB, MemberScope, ReceiverType } from '../db/schema.js';
+import type { MemberScope, ReceiverType } from '../db/schema.js';
 import { type Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { conversationKeysOf, groupConversationKey, userConversationKey } from '../domain/conversation-id.js';
@@ -78,7 +77,6 @@ export interface MessageListMeta {
 export class MessageHistoryService {
   constructor(
     private readonly deps: {
-      db: Kysely<DB>;
       messages: MessagesRepository;
       pages: MessagePagesRepository;
       /** A page's version now, checked with the checks of the same moment (coalesced: container.ts). */

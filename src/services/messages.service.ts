@@ -7,12 +7,9 @@ import { groupConversationKey } from '../domain/conversation-id.js';
 import { AppError, badRequest, uidFailure } from '../domain/errors.js';
 import { LIMITS, normalizeId, normalizeIds } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
-import type { ConversationStatesRepository } from '../repositories/conversation-states.repository.js';
-import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
-import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { SendOutcome } from '../repositories/message-batches.repository.js';
-import type { MessageRow, MessagesRepository, NewMessage, SendFacts } from '../repositories/messages.repository.js';
-import type { ReactionsRepository } from '../repositories/reactions.repository.js';
+import type { MessageRow, MessagesRepository, NewMessage } from '../repositories/messages.repository.js';
+import type { SendFacts } from '../repositories/send-checks.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import type { UsersService } from './users.service.js';
 import type { MessageStoreRepository } from '../repositories/message-store.repository.js';
@@ -36,10 +33,6 @@ export class MessagesService {
       messages: MessagesRepository;
       store: MessageStoreRepository;
       users: UsersRepository;
-      groups: GroupsRepository;
-      members: GroupMembersRepository;
-      reactions: ReactionsRepository;
-      states: ConversationStatesRepository;
       /** A send checked and stored with the sends of the same moment (coalesced: container.ts). */
       send: (item: { appId: string; message: NewMessage }) => Promise<SendOutcome>;
       usersService: UsersService;
