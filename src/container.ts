@@ -9,15 +9,15 @@ import { AppsRepository } from './repositories/apps.repository.js';
 import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
 import { BlockedUsersRepository } from './repositories/blocked-users.repository.js';
 import { ConversationStatesRepository } from './repositories/conversation-states.repository.js';
-import { ConversationsRepository } from './repositories/conversations.repository.js';
+import { ConversationsRepository } from './repositories/message-store/conversations.repository.js';
 import { CredentialCache } from './repositories/credential-cache.js';
 import { FriendsRepository } from './repositories/friends.repository.js';
 import { GroupMembersRepository } from './repositories/group-members.repository.js';
 import { GroupsRepository } from './repositories/groups.repository.js';
-import { MessageBatchesRepository } from './repositories/message-batches.repository.js';
-import { MessageImportsRepository } from './repositories/message-imports.repository.js';
+import { MessageBatchesRepository } from './repositories/message-store/message-batches.repository.js';
+import { MessageImportsRepository } from './repositories/message-store/message-imports.repository.js';
 import { MessagePagesRepository, type PageCheck } from './repositories/message-pages.repository.js';
-import { MessageStoreRepository } from './repositories/message-store.repository.js';
+import { MessageStoreRepository } from './repositories/message-store/message-store.repository.js';
 import { MessagesRepository, type NewMessage } from './repositories/messages.repository.js';
 import { ReactionsRepository } from './repositories/reactions.repository.js';
 import { PermissionsRepository } from './repositories/permissions.repository.js';
@@ -123,7 +123,7 @@ export function createServices(
     messageBatches: new MessageBatchesRepository(db),
     // The data import's messages.
     messageImports: new MessageImportsRepository(db),
-    conversations: new ConversationsRepository(db),
+    conversations: new ConversationsRepository(),
     conversationStates: new ConversationStatesRepository(db),
     reactions: new ReactionsRepository(db),
     userPurge: new UserPurgeRepository(),

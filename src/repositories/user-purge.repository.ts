@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { moveLastMessageBack } from './message-store/conversation-moves.js';
 import type { Executor } from '../db/transaction.js';
 
 /** What one purge step did: where the next starts, and whether the app's messages are all scanned. */
@@ -57,10 +58,7 @@ export class UserPurgeRepository {
                   where m.app_id = ${appId} and m.id = p.id`.execute(tx);
       }
       const conversations = row.conversations ?? [];
-      await sql`update conversations c
-                set last_message_id = (select max(m.id) from messages m where m.app_id = c.app_id and m.conversation_id = c.conversation_id)
-                where c.app_id = ${appId} and c.conversation_id = any(${conversations}::text[])
-                  and c.last_message_id = any(${ids}::bigint[])`.execute(tx);
+      await moveLastMessageBack(appId, conversations, ids).execute(tx);
       await sql`delete from conversations c
                 where c.app_id = ${appId} and c.conversation_id = any(${conversations}::text[])
                   and not exists (select 1 from messages m where m.app_id = c.app_id and m.conversation_id = c.conversation_id)`.execute(tx);

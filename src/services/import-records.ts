@@ -6,7 +6,7 @@ import type { ErrorCode } from '../domain/error-codes.js';
 import { metadataJson, normalizeId, normalizeTags, unixSecondsToDate } from '../domain/normalize.js';
 import { findUnstorable } from '../domain/text.js';
 import type { NewGroup } from '../repositories/groups.repository.js';
-import type { BulkMessage } from '../repositories/message-imports.repository.js';
+import type { BulkMessage } from '../repositories/message-store/message-imports.repository.js';
 import type { NewUser } from '../repositories/users.repository.js';
 import { ImportGroupDetails, ImportGroupRecord, ImportMemberRecord, ImportMessageRecord, ImportUserRecord } from '../schemas/data-import.schema.js';
 import { compileBodyValidator, validationDetails } from '../schemas/validator.js';

@@ -7,7 +7,7 @@ import { parseMessageId } from '../domain/messages.js';
 import { normalizeId } from '../domain/normalize.js';
 import { extended } from '../domain/objects.js';
 import { asList } from '../domain/permissions.js';
-import type { ConversationsRepository } from '../repositories/conversations.repository.js';
+import type { ConversationsRepository } from '../repositories/message-store/conversations.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';

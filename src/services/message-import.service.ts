@@ -6,7 +6,7 @@ import { groupConversationKey, userConversationKey } from '../domain/conversatio
 import { AppError, badRequest } from '../domain/errors.js';
 import { LIMITS, normalizeId, unixSecondsToDate } from '../domain/normalize.js';
 import type { GroupRow } from '../repositories/groups.repository.js';
-import type { MessageImportsRepository } from '../repositories/message-imports.repository.js';
+import type { MessageImportsRepository } from '../repositories/message-store/message-imports.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
 import type { NewUser, UserRow } from '../repositories/users.repository.js';
 import { ImportUserRecord } from '../schemas/data-import.schema.js';

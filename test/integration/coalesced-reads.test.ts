@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createCoalescing } from '../../src/container.js';
 import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
-import { MessageBatchesRepository } from '../../src/repositories/message-batches.repository.js';
+import { MessageBatchesRepository } from '../../src/repositories/message-store/message-batches.repository.js';
 import { MessagePagesRepository } from '../../src/repositories/message-pages.repository.js';
 import { type PageCheck } from '../../src/repositories/message-pages.repository.js';
 import { UsersRepository } from '../../src/repositories/users.repository.js';

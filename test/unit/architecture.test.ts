@@ -19,6 +19,29 @@ async function check(paths: string[]): Promise<ICruiseResult> {
 const violations = (result: ICruiseResult) =>
   result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' → ')})` : ''}`);
 
+/** The tables whose writes make the message store's invariant (repositories/message-store/conversation-moves.ts). */
+const STORE_WRITES = [
+  /insert\s+into\s+(messages|conversations|user_conversations)\b/i,
+  /insertInto\(\s*'(messages|conversations|user_conversations)'/,
+  /update\s+conversations\b/i,
+  /updateTable\(\s*'conversations'/,
+  /\blast_message_id\s*=(?!=)/,
+];
+
+const sourceFiles = (dir: string): string[] =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? sourceFiles(path.join(dir, entry.name)) : [path.join(dir, entry.name)]));
+
+/** Files under `root` outside repositories/message-store/ that insert messages or move a conversation. */
+function strayStoreWrites(root: string): string[] {
+  return sourceFiles(root)
+    .filter((file) => file.endsWith('.ts') && !file.includes(`${path.sep}repositories${path.sep}message-store${path.sep}`))
+    .filter((file) => {
+      const text = fs.readFileSync(file, 'utf8');
+      return STORE_WRITES.some((pattern) => pattern.test(text));
+    })
+    .map((file) => path.relative(root, file));
+}
+
 describe('architecture', () => {
   it('src has no import cycle, no layer importing upward, no SQL outside repositories/ and db/', async () => {
     const result = await check(['src']);
@@ -32,10 +55,13 @@ describe('architecture', () => {
     assert.deepEqual([...found].sort(), ['domain-is-pure', 'no-cycles', 'repositories-stay-below-services', 'services-know-no-http', 'sql-only-in-repositories-and-db']);
   });
 
+  it('inserts messages and moves conversations only in repositories/message-store/', () => {
+    assert.deepEqual(strayStoreWrites('src'), []);
+    assert.deepEqual(strayStoreWrites('test/fixtures/architecture/src'), [path.join('repositories', 'stray-message-write.repository.ts')]);
+  });
+
   it('keeps every file of src under 400 lines', () => {
-    const files = (dir: string): string[] =>
-      fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? files(path.join(dir, entry.name)) : [path.join(dir, entry.name)]));
-    const long = files('src')
+    const long = sourceFiles('src')
       .filter((file) => file.endsWith('.ts'))
       .map((file) => ({ file, lines: fs.readFileSync(file, 'utf8').split('\n').length }))
       .filter(({ lines }) => lines > 400);

@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
-import type { ReceiverType } from '../db/schema.js';
-import type { Executor } from '../db/transaction.js';
-import type { GroupRow } from './groups.repository.js';
-import { type MessageRow, type NewMessage } from './messages.repository.js';
-import { anyOf } from './sql-helpers.js';
+import type { ReceiverType } from '../../db/schema.js';
+import type { Executor } from '../../db/transaction.js';
+import type { GroupRow } from '../groups.repository.js';
+import { type MessageRow, type NewMessage } from '../messages.repository.js';
+import { anyOf } from '../sql-helpers.js';
+import { createSides, lockConversations, moveLastMessage } from './conversation-moves.js';
 import { storedRow, textArray } from './message-rows.js';
 
 /** A message to insert in bulk (an imported one), with its muid, place in the history and receipts. */
@@ -26,13 +27,13 @@ export class MessageImportsRepository {
 
   /**
    * Inserts the messages, given in history order (sentAt, then the order sent): their ids are
-   * drawn in that order. First the conversations are created or row-locked, in id order (so
-   * concurrent importers cannot deadlock, and a live send to one of them waits: ids of a
-   * conversation follow commit order, as in MessagesRepository.store). Then one statement
-   * inserts the messages (a sender's muid imported before is skipped), moves each
-   * conversation's last message, creates the sides of the 1:1 conversations it created, and
-   * moves the receipt watermarks of the readers (a 1:1 message's receiver; a group message's
-   * members) up to the newest message imported as delivered or read. Answers the stored row of
+   * drawn in that order (conversation-moves.ts, many messages per conversation). First the
+   * conversations are created or row-locked, in key order (so concurrent importers cannot
+   * deadlock, and a live send to one of them waits). Then one statement inserts the messages (a
+   * sender's muid imported before is skipped), moves each conversation's last message, creates
+   * the sides of the 1:1 conversations it created, and moves the receipt watermarks of the
+   * readers (a 1:1 message's receiver; a group message's members) up to the newest message
+   * imported as delivered or read. Answers the stored row of
    * each message, at its index (undefined for one skipped), made from the input and the ids the
    * database returns (only those travel back).
    */
@@ -82,16 +83,11 @@ export class MessageImportsRepository {
       columns.readAt.push(message.readAt === null ? null : message.readAt.getTime() / 1000);
     }
     const ordered = [...conversations.values()].sort((a, b) => (a.conversation_id < b.conversation_id ? -1 : 1));
-    // An existing conversation is only locked: ON CONFLICT DO UPDATE locks every conflicting row,
-    // and WHERE false writes no new version of it (the statement below moves it). Only the rows
-    // inserted here are returned.
-    const upserted = await sql<{ conversation_id: string }>`
-      insert into conversations as c (app_id, conversation_id, conversation_type, created_at, updated_at)
-      select ${appId}, r.conversation_id, r.conversation_type, r.first_at, r.last_at
-      from json_to_recordset(${JSON.stringify(ordered)}::json) as r(conversation_id text, conversation_type text, first_at timestamptz, last_at timestamptz)
-      order by r.conversation_id
-      on conflict (app_id, conversation_id) do update set updated_at = c.updated_at where false
-      returning c.conversation_id`.execute(tx);
+    const upserted = await lockConversations(
+      appId,
+      sql`select r.conversation_id, r.conversation_type, r.first_at, r.last_at
+          from json_to_recordset(${JSON.stringify(ordered)}::json) as r(conversation_id text, conversation_type text, first_at timestamptz, last_at timestamptz)`,
+    ).execute(tx);
     const created = upserted.rows.map((row) => row.conversation_id);
 
     const inserted = await sql<{ inserted: string[] | Array<[string, string, string]> | null }>`
@@ -118,20 +114,11 @@ export class MessageImportsRepository {
         from r order by r.n
         on conflict (app_id, sender, muid) where muid is not null do nothing
         returning id, conversation_id, sender, receiver, receiver_type, muid, sent_at, delivered_at, read_at
-      ), last as (
-        -- The conversation's last message. Written as an upsert of rows that exist, so each is
-        -- found through the key whatever the planner believes of the table (a join to ins may
-        -- scan it all when its statistics are stale).
-        insert into conversations as c (app_id, conversation_id, conversation_type, last_message_id, updated_at)
-        select ${appId}, conversation_id, min(receiver_type), max(id), max(sent_at) from ins group by conversation_id
-        on conflict (app_id, conversation_id) do update
-          set last_message_id = greatest(c.last_message_id, excluded.last_message_id), updated_at = greatest(c.updated_at, excluded.updated_at)
-      ), sides as (
-        insert into user_conversations (app_id, uid, conversation_id, conversation_with)
-        select distinct ${appId}, side.uid, ins.conversation_id, side.other
-        from ins, lateral (values (ins.sender, ins.receiver), (ins.receiver, ins.sender)) as side (uid, other)
-        where ins.receiver_type = 'user' and ins.conversation_id = any(${created}::text[])
-        on conflict do nothing
+      ), last as (${moveLastMessage(appId, sql`select conversation_id, receiver_type, id, sent_at from ins`)}
+      ), sides as (${createSides(
+        appId,
+        sql`select conversation_id, sender, receiver from ins where receiver_type = 'user' and conversation_id = any(${created}::text[])`,
+      )}
       ), received as (
         -- Per conversation: the newest message delivered and the newest read, with their times.
         select ins.receiver_type, ins.receiver, ins.conversation_id,

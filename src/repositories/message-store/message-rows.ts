@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { MessageRow, NewMessage } from './messages.repository.js';
+import type { MessageRow, NewMessage } from '../messages.repository.js';
 
 // What every coalesced or bulk message insert shares: tags and mentions read from JSON, and the
 // row of a message just stored, made from what was sent and the ids the database drew.

@@ -1,9 +1,10 @@
 import { sql, type Kysely } from 'kysely';
-import { runApart } from '../db/batcher.js';
-import { parseTimestamptz } from '../db/timestamps.js';
-import type { DB } from '../db/schema.js';
-import type { MessageRow, NewMessage } from './messages.repository.js';
-import { sendChecks, sendFactsOf, type SendCheckRow, type SendFacts } from './send-checks.js';
+import { runApart } from '../../db/batcher.js';
+import { parseTimestamptz } from '../../db/timestamps.js';
+import type { DB } from '../../db/schema.js';
+import type { MessageRow, NewMessage } from '../messages.repository.js';
+import { sendChecks, sendFactsOf, type SendCheckRow, type SendFacts } from '../send-checks.js';
+import { createSides, drawIdsUnderLock } from './conversation-moves.js';
 import { storedRow, textArray } from './message-rows.js';
 
 /** What a coalesced send found and did (see MessageBatchesRepository.send). */
@@ -66,9 +67,8 @@ export class MessageBatchesRepository {
    * One statement for sends to distinct conversations: it reads what each is checked against
    * (sendChecks: the sender; the receiving user and the blocks between the two, or the group
    * with the sender's membership and ban; the permissions) and an earlier message with the
-   * muid, stores those that pass, and answers the facts with each stored row. Each
-   * conversation's row is locked (in key order) while its message's id is drawn, so ids follow
-   * commit order. A muid used twice at once raises UniqueViolation.
+   * muid, stores those that pass (conversation-moves.ts, one message per conversation), and
+   * answers the facts with each stored row. A muid used twice at once raises UniqueViolation.
    */
   private async sendRound(appId: string, messages: NewMessage[]): Promise<SendOutcome[]> {
     const records = messages.map(sendRecord);
@@ -87,20 +87,12 @@ export class MessageBatchesRepository {
       ), ok as (
         -- The sends that break no rule (SEND_REFUSALS) and are no muid's retry.
         select * from f where f.refused is null and f.first_id is null
-      ), conv as (
-        insert into conversations as c (app_id, conversation_id, conversation_type, last_message_id, updated_at)
-        select ${appId}, ok.conversation_id, ok.receiver_type, nextval(pg_get_serial_sequence('messages', 'id')), clock_timestamp()
-        from ok order by ok.conversation_id
-        on conflict (app_id, conversation_id) do update
-          set last_message_id = nextval(pg_get_serial_sequence('messages', 'id')), updated_at = clock_timestamp()
-        returning c.conversation_id, c.last_message_id as id, c.updated_at as at, (xmax = 0) as created
-      ), sides as (
-        insert into user_conversations (app_id, uid, conversation_id, conversation_with)
-        select ${appId}, side.uid, ok.conversation_id, side.other
-        from ok join conv on conv.conversation_id = ok.conversation_id,
-             lateral (values (ok.sender, ok.receiver), (ok.receiver, ok.sender)) as side (uid, other)
-        where conv.created and ok.receiver_type = 'user'
-        on conflict do nothing
+      ), conv as (${drawIdsUnderLock(appId, sql`select conversation_id, receiver_type from ok`)}
+      ), sides as (${createSides(
+        appId,
+        sql`select ok.conversation_id, ok.sender, ok.receiver from ok join conv on conv.conversation_id = ok.conversation_id
+            where conv.created and ok.receiver_type = 'user'`,
+      )}
       ), ins as (
         insert into messages (app_id, id, conversation_id, sender, receiver, receiver_type, category, type, data, tags,
                               mentioned_uids, muid, sent_at)
