@@ -18,7 +18,7 @@ import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
   config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> &
-    Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs'>> &
+    Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs' | 'eventRetentionMs'>> &
     RateLimitConfig;
   database: Database;
   /** The clock of the rate-limit windows, in ms (tests); Date.now by default. */
@@ -74,7 +74,11 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   const counters = await openRateLimitCounters({ redisUrl: options.config.redisUrl, keyPrefix: options.config.redisKeyPrefix, log: app.log });
   app.addHook('onClose', () => counters.close());
   const rateLimits = { limits: withDefaults(options.config.rateLimits), counters, now: options.clock };
-  const services = createServices(options.database, tenancy, { importMaxRecords: options.config.importMaxRecords, rateLimits });
+  const services = createServices(options.database, tenancy, {
+    importMaxRecords: options.config.importMaxRecords,
+    rateLimits,
+    eventRetentionMs: options.config.eventRetentionMs,
+  });
 
   const inFlight = trackInFlight(app);
   // JSON bodies: nesting and text checked as they are parsed (see text-guard.ts).

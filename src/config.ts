@@ -41,6 +41,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** What the counters' Redis keys start with (PARLEY_REDIS_PREFIX). */
   redisKeyPrefix: string;
+  /** How long the event log keeps an event (PARLEY_EVENT_RETENTION_DAYS, default 7; docs/events.md). */
+  eventRetentionMs: number;
 }
 
 export interface DatabaseTimeouts {
@@ -51,6 +53,9 @@ export interface DatabaseTimeouts {
   /** PostgreSQL's idle_in_transaction_session_timeout on every connection (PARLEY_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS). */
   idleInTransactionMs: number;
 }
+
+/** The event log's retention: 7 days. */
+export const DEFAULT_EVENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 export const DEFAULT_DB_TIMEOUTS: DatabaseTimeouts = { acquireMs: 10_000, statementMs: 30_000, idleInTransactionMs: 60_000 };
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
@@ -100,6 +105,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     rateLimits: rateLimitsVar(env.PARLEY_RATE_LIMITS),
     redisUrl: redisUrlVar(env.PARLEY_REDIS_URL),
     redisKeyPrefix: env.PARLEY_REDIS_PREFIX ?? 'parley:',
+    eventRetentionMs: intVar(env, 'PARLEY_EVENT_RETENTION_DAYS', DEFAULT_EVENT_RETENTION_MS / DAY_MS, 1, 3650) * DAY_MS,
   };
   const merged = { ...config, ...definedOnly(overrides) };
   if (overrides.region !== undefined) merged.region = regionVar(overrides.region);

@@ -1,4 +1,4 @@
-import { DEFAULT_IMPORT_MAX_RECORDS, type Config } from './config.js';
+import { DEFAULT_EVENT_RETENTION_MS, DEFAULT_IMPORT_MAX_RECORDS, type Config } from './config.js';
 import { coalesced } from './db/batcher.js';
 import type { Database, Engine } from './db/database.js';
 import type { Logger } from './domain/context.js';
@@ -9,6 +9,8 @@ import { AppsRepository } from './repositories/apps.repository.js';
 import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
 import { BlockedUsersRepository } from './repositories/blocked-users.repository.js';
 import { ConversationStatesRepository } from './repositories/conversation-states.repository.js';
+import { EventsRepository } from './repositories/events.repository.js';
+import { EventRetention } from './services/event-retention.js';
 import { ConversationsRepository } from './repositories/message-store/conversations.repository.js';
 import { CredentialCache } from './repositories/credential-cache.js';
 import { FriendsRepository } from './repositories/friends.repository.js';
@@ -97,7 +99,7 @@ export function createCoalescing(
 export function createServices(
   database: Database,
   config: Pick<Config, 'region'>,
-  options: { credentialCacheTtlMs?: number; importMaxRecords?: number; rateLimits?: RateLimitOptions } = {},
+  options: { credentialCacheTtlMs?: number; importMaxRecords?: number; rateLimits?: RateLimitOptions; eventRetentionMs?: number } = {},
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
@@ -127,6 +129,8 @@ export function createServices(
     conversationStates: new ConversationStatesRepository(db),
     reactions: new ReactionsRepository(db),
     userPurge: new UserPurgeRepository(),
+    // The event log (docs/events.md): events of changes other than stored messages.
+    events: new EventsRepository(db),
   };
   const coalescing = createCoalescing(repositories, database.engine);
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
@@ -154,7 +158,7 @@ export function createServices(
   const groupDeps = { db, groups: repositories.groups, members: repositories.groupMembers, users: repositories.users, usersService: users, rbac, passwords };
   const socialDeps = { db, blocks: repositories.blockedUsers, users: repositories.users, usersService: users };
   const friends = new FriendsService({ ...socialDeps, friends: repositories.friends });
-  const blockedUsers = new BlockedUsersService(socialDeps);
+  const blockedUsers = new BlockedUsersService({ ...socialDeps, events: repositories.events });
   const history = new MessageHistoryService({
     messages: repositories.messages,
     pages: repositories.messagePages,
@@ -176,9 +180,9 @@ export function createServices(
     history,
   });
   // Action messages enter conversations through MessagesService: built after it, before the services that record them.
-  const actions = new ActionMessages({ messages, users: repositories.users, groups: repositories.groups });
+  const actions = new ActionMessages({ messages, users: repositories.users, groups: repositories.groups, events: repositories.events });
   const groupMembers = new GroupMembersService({ ...groupDeps, actions });
-  const groups = new GroupsService({ ...groupDeps, membersService: groupMembers });
+  const groups = new GroupsService({ ...groupDeps, membersService: groupMembers, events: repositories.events });
   const messageEdits = new MessageEditsService({
     db,
     messages: repositories.messages,
@@ -200,6 +204,7 @@ export function createServices(
     history,
     usersService: users,
     rbac,
+    events: repositories.events,
   });
   const conversations = new ConversationsService({
     db,
@@ -210,6 +215,7 @@ export function createServices(
     blocked: repositories.blockedUsers,
     usersService: users,
     history,
+    events: repositories.events,
   });
   const noteBulkWrite = (rows: number) => database.noteBulkWrite(rows);
   const maxRecords = options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS;
@@ -232,7 +238,9 @@ export function createServices(
     maxRecords,
     entities,
   });
-  return { apps, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
+  // The event log's cleanup (the server runs it every minute).
+  const eventRetention = new EventRetention({ events: repositories.events, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
+  return { eventRetention, apps, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
 }
 
 export type Services = ReturnType<typeof createServices>;

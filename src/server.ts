@@ -73,6 +73,9 @@ export function loadTls(config: Config, log: Logger): TlsFiles {
   return { ...generated, certPath, selfSigned: true };
 }
 
+/** How often the event log's cleanup runs. */
+const EVENT_CLEANUP_INTERVAL_MS = 60_000;
+
 /** How long closing the database may take once the grace is over (then the process exits anyway). */
 const DATABASE_CLOSE_MS = 5_000;
 
@@ -105,6 +108,8 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
     });
     const defaultApp = await createDefaultApp(parley, log);
     await parley.app.listen({ port: config.port, host: config.host });
+    // The event log's retention (docs/events.md).
+    parley.services.eventRetention.start(EVENT_CLEANUP_INTERVAL_MS, log);
     const port = (parley.app.server.address() as AddressInfo).port;
     let closing: Promise<void> | undefined;
     return {
@@ -128,6 +133,7 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
             // Handlers of clients that hung up still run: let them finish before the database goes.
             if (!(await parley.drained(Math.max(0, deadline - Date.now())))) log.warn('requests still running after the grace period');
           } finally {
+            await parley.services.eventRetention.stop();
             if (!(await within(database.close(), DATABASE_CLOSE_MS))) log.warn('the database did not close in time');
           }
           log.info('stopped');

@@ -239,6 +239,18 @@ export interface MessageReactionsTable {
   reacted_at: Timestamp;
 }
 
+/** The event log (migration 0013, docs/events.md). */
+export interface EventsTable {
+  app_id: string;
+  tx: Generated<string>;
+  id: Generated<string>;
+  trigger: string;
+  conversation_id: string | null;
+  message_id: string | null;
+  data: ColumnType<unknown, string | null, string | null>;
+  created_at: Generated<Date>;
+}
+
 export interface DB {
   apps: AppsTable;
   api_keys: ApiKeysTable;
@@ -261,4 +273,5 @@ export interface DB {
   user_conversations: UserConversationsTable;
   conversation_states: ConversationStatesTable;
   message_reactions: MessageReactionsTable;
+  events: EventsTable;
 }

@@ -16,19 +16,30 @@ export class BlockedUsersRepository {
   constructor(private readonly db: Executor) {}
 
   /** Blocks `others` for `uid`; blocks that exist keep their time. */
-  async addMany(appId: string, uid: string, others: string[], tx: Executor = this.db): Promise<void> {
-    if (others.length === 0) return;
+  /** Blocks `others` for `uid`; answers those not blocked before. */
+  async addMany(appId: string, uid: string, others: string[], tx: Executor = this.db): Promise<string[]> {
+    if (others.length === 0) return [];
     const now = new Date();
-    await tx
+    const rows = await tx
       .insertInto('blocked_users')
       .values(others.map((other) => ({ app_id: appId, uid, blocked_uid: other, blocked_at: now })))
       .onConflict((oc) => oc.columns(['app_id', 'uid', 'blocked_uid']).doNothing())
+      .returning('blocked_uid')
       .execute();
+    return rows.map((row) => row.blocked_uid);
   }
 
-  async removeMany(appId: string, uid: string, others: string[], tx: Executor = this.db): Promise<void> {
-    if (others.length === 0) return;
-    await tx.deleteFrom('blocked_users').where('app_id', '=', appId).where('uid', '=', uid).where('blocked_uid', 'in', others).execute();
+  /** Unblocks `others` for `uid`; answers those that were blocked. */
+  async removeMany(appId: string, uid: string, others: string[], tx: Executor = this.db): Promise<string[]> {
+    if (others.length === 0) return [];
+    const rows = await tx
+      .deleteFrom('blocked_users')
+      .where('app_id', '=', appId)
+      .where('uid', '=', uid)
+      .where('blocked_uid', 'in', others)
+      .returning('blocked_uid')
+      .execute();
+    return rows.map((row) => row.blocked_uid);
   }
 
   /** The blocks between `viewer` and each of `uids`, in one query (uids with none are absent). */

@@ -12,31 +12,35 @@ export interface ReactionCount {
 }
 
 /** Reactions to messages. The message row itself is locked through MessagesRepository. */
+/** The reaction a change added or removed. */
+export interface ReactionChange {
+  id: string;
+  reacted_at: Date;
+}
+
 export class ReactionsRepository {
   constructor(private readonly db: Executor) {}
 
   /** Adds a reaction; false when the user had already reacted so. */
-  async add(appId: string, messageId: string, reaction: string, uid: string, tx: Executor = this.db): Promise<boolean> {
-    const row = await tx
+  async add(appId: string, messageId: string, reaction: string, uid: string, tx: Executor = this.db): Promise<ReactionChange | undefined> {
+    return tx
       .insertInto('message_reactions')
       .values({ app_id: appId, message_id: messageId, reaction, uid })
       .onConflict((oc) => oc.columns(['app_id', 'message_id', 'reaction', 'uid']).doNothing())
-      .returning('id')
+      .returning(['id', 'reacted_at'])
       .executeTakeFirst();
-    return row !== undefined;
   }
 
-  /** Removes a reaction; false when the user had not reacted so. */
-  async remove(appId: string, messageId: string, reaction: string, uid: string, tx: Executor = this.db): Promise<boolean> {
-    const row = await tx
+  /** Removes a reaction; undefined when the user had not reacted so. */
+  async remove(appId: string, messageId: string, reaction: string, uid: string, tx: Executor = this.db): Promise<ReactionChange | undefined> {
+    return tx
       .deleteFrom('message_reactions')
       .where('app_id', '=', appId)
       .where('message_id', '=', messageId as never)
       .where('reaction', '=', reaction)
       .where('uid', '=', uid)
-      .returning('id')
+      .returning(['id', 'reacted_at'])
       .executeTakeFirst();
-    return row !== undefined;
   }
 
   /** How many distinct reactions a message has, and whether `reaction` is one of them. */

@@ -1,24 +1,20 @@
-import type { MemberScope } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { extended } from '../domain/objects.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { type MessagesService } from './messages.service.js';
+import type { EventsRepository } from '../repositories/events.repository.js';
+import { memberEvents, type MemberChange } from './views/events.view.js';
 import { groupEntity, toMessage, userEntity, type ActionEntities, type Entity, type Message } from './views/messages.view.js';
 
 /** The sender and `by` of what the app itself does (no onBehalfOf), as the vendor's examples show. */
 export const APP_SENDER = 'app_system';
 const APP_ENTITY: Entity = { entity: { uid: APP_SENDER, name: 'System', role: 'default', status: 'offline' }, entityType: 'user' };
 
-export type GroupMemberAction = 'joined' | 'left' | 'kicked' | 'banned' | 'unbanned' | 'added' | 'scopeChanged';
-export interface GroupMemberEvent {
-  action: GroupMemberAction;
-  /** The member acted on. */
-  uid: string;
-  /** scopeChanged: the new and the old scope. */
-  scope?: { new: MemberScope; old: MemberScope };
-}
+/** A change to one member of a group (views/events.view.ts): its action message and its event come from it. */
+export type GroupMemberEvent = MemberChange;
+export type GroupMemberAction = MemberChange['action'];
 
 /**
  * Action messages (NOTES §8): what happened to a message or to a group's members, stored in the
@@ -26,11 +22,12 @@ export interface GroupMemberEvent {
  * Their entities are stored with them, as they were when it happened.
  */
 export class ActionMessages {
-  constructor(private readonly deps: { messages: MessagesService; users: UsersRepository; groups: GroupsRepository }) {}
+  constructor(private readonly deps: { messages: MessagesService; users: UsersRepository; groups: GroupsRepository; events: EventsRepository }) {}
 
   /**
-   * One groupMember action message per event, in the group's conversation, in order. The
-   * sender and `by` are the acting user, or `app_system` when the app acts (`actor` undefined).
+   * One groupMember action message per event, in the group's conversation, in order, and the
+   * change's group_member_* events. The sender and `by` are the acting user, or `app_system`
+   * when the app acts (`actor` undefined).
    */
   async groupMember(appId: string, guid: string, actor: string | undefined, events: GroupMemberEvent[], tx: Executor): Promise<Message[]> {
     if (events.length === 0) return [];
@@ -48,6 +45,8 @@ export class ActionMessages {
       return { sender: actor ?? APP_SENDER, type: 'groupMember', dataJson: JSON.stringify(data) };
     });
     const rows = await this.deps.messages.storeActionsInGroup(appId, guid, actions, tx);
+    // The change's events (docs/events.md), with its action messages.
+    if (group) await this.deps.events.record(appId, memberEvents(group, actor === undefined ? undefined : byUid.get(actor), events, byUid), tx);
     return rows.map((row) => toMessage(row, new Map(), new Map(), { withTags: false }));
   }
 

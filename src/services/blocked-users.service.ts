@@ -12,6 +12,8 @@ import type { UsersRepository } from '../repositories/users.repository.js';
 import type { RelatedUser, RelationResult } from './friends.service.js';
 import { uidNotFound, type UsersService } from './users.service.js';
 import { toUser, withBlockFields } from './views/users.view.js';
+import type { EventsRepository } from '../repositories/events.repository.js';
+import { blockEvent } from './views/events.view.js';
 
 export class BlockedUsersService {
   constructor(
@@ -20,13 +22,14 @@ export class BlockedUsersService {
       blocks: BlockedUsersRepository;
       users: UsersRepository;
       usersService: UsersService;
+      events: EventsRepository;
     },
   ) {}
 
   /** block-users: answers per uid; blocking a blocked user succeeds and keeps the first block's time. */
   async block(ctx: RequestContext, rawUid: string, rawOthers: string[]): Promise<Record<string, RelationResult>> {
     return this.change(ctx, 'block_users', rawUid, rawOthers, async (uid, others, tx) => {
-      await this.deps.blocks.addMany(ctx.appId, uid, others, tx);
+      await this.recordEvent(ctx, 'user_blocked', uid, await this.deps.blocks.addMany(ctx.appId, uid, others, tx), tx);
       return (other) => `The user with UID ${uid} has blocked user with UID ${other} successfully.`;
     });
   }
@@ -34,9 +37,16 @@ export class BlockedUsersService {
   /** unblock-users: answers per uid; unblocking a user who is not blocked succeeds. */
   async unblock(ctx: RequestContext, rawUid: string, rawOthers: string[]): Promise<Record<string, RelationResult>> {
     return this.change(ctx, 'unblock_users', rawUid, rawOthers, async (uid, others, tx) => {
-      await this.deps.blocks.removeMany(ctx.appId, uid, others, tx);
+      await this.recordEvent(ctx, 'user_unblocked', uid, await this.deps.blocks.removeMany(ctx.appId, uid, others, tx), tx);
       return (other) => `The user with UID ${uid} has unblocked user with UID ${other} successfully.`;
     });
+  }
+
+  /** The event of a block or unblock that changed something: the users it changed, and by whom. */
+  private async recordEvent(ctx: RequestContext, trigger: 'user_blocked' | 'user_unblocked', uid: string, changed: string[], tx: Tx): Promise<void> {
+    if (changed.length === 0) return;
+    const rows = new Map((await this.deps.users.getMany(ctx.appId, [uid, ...changed], tx)).map((row) => [row.uid, row]));
+    await this.deps.events.record(ctx.appId, [blockEvent(trigger, rows.get(uid)!, changed.map((other) => rows.get(other)!))], tx);
   }
 
   /** The shared steps of block and unblock: checks each uid, applies `write` to the valid ones. */

@@ -21,6 +21,8 @@ import type { Message } from './views/messages.view.js';
 import { type UsersService } from './users.service.js';
 import { toUser, withBlockFields } from './views/users.view.js';
 import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
+import type { EventsRepository } from '../repositories/events.repository.js';
+import { receiptEvent } from './views/events.view.js';
 
 export interface Conversation {
   conversationId: string;
@@ -49,7 +51,7 @@ export type ReceiptKind = 'delivered' | 'read' | 'unread';
 
 /** Where a conversation endpoint points: a user (the other side of a 1:1) or a group. */
 type Target = { type: ReceiverType; id: string };
-type Located = { viewer: string; conversationId: string; type: ReceiverType };
+type Located = { viewer: string; actor: UserRow; conversationId: string; type: ReceiverType };
 
 export class ConversationsService {
   constructor(
@@ -62,6 +64,7 @@ export class ConversationsService {
       blocked: BlockedUsersRepository;
       usersService: UsersService;
       history: MessageHistoryService;
+      events: EventsRepository;
     },
   ) {}
 
@@ -197,10 +200,15 @@ export class ConversationsService {
       `mark_conversation_${kind}`,
       async (tx) => {
         const row = await this.visible(ctx, located, target, { content: false }, tx);
-        if (messageId !== undefined) await this.requireMessageOf(ctx, messageId, conversationId, located.type, tx);
-        const upTo = messageId ?? (kind === 'unread' ? null : row.last_message_id!);
-        if (kind === 'unread') await this.deps.states.mark(ctx.appId, viewer, conversationId, { kind, messageId: upTo }, tx);
-        else await this.deps.states.mark(ctx.appId, viewer, conversationId, { kind, messageId: upTo! }, tx);
+        const named = messageId === undefined ? undefined : await this.requireMessageOf(ctx, messageId, conversationId, located.type, tx);
+        if (kind === 'unread') {
+          await this.deps.states.mark(ctx.appId, viewer, conversationId, { kind, messageId: messageId ?? null }, tx);
+          return;
+        }
+        const upTo = named ?? (await this.deps.messages.get(ctx.appId, row.last_message_id!, tx));
+        await this.deps.states.mark(ctx.appId, viewer, conversationId, { kind, messageId: messageId ?? row.last_message_id! }, tx);
+        // The receipt is for the other side: the other user of a 1:1, the group.
+        if (upTo) await this.deps.events.record(ctx.appId, [receiptEvent(kind, located.actor, normalizeId(target.id), upTo, new Date())], tx);
       },
       ctx.log,
     );
@@ -221,20 +229,20 @@ export class ConversationsService {
   }
 
   /** The onBehalfOf user, required and checked. */
-  private async viewer(ctx: RequestContext): Promise<string> {
+  private async viewer(ctx: RequestContext): Promise<{ viewer: string; actor: UserRow }> {
     const viewer = viewerOf(ctx);
-    await this.deps.usersService.requireActor(ctx);
-    return viewer;
+    const actor = (await this.deps.usersService.requireActor(ctx))!;
+    return { viewer, actor };
   }
 
   private async locate(ctx: RequestContext, target: Target): Promise<Located> {
-    const viewer = await this.viewer(ctx);
+    const { viewer, actor } = await this.viewer(ctx);
     const id = normalizeId(target.id);
     if (target.type === 'group') {
       if (!(await this.deps.groups.get(ctx.appId, id))) throw guidNotFound(id);
-      return { viewer, conversationId: groupConversationKey(id), type: 'group' };
+      return { viewer, actor, conversationId: groupConversationKey(id), type: 'group' };
     }
-    return { viewer, conversationId: userConversationKey(viewer, id), type: 'user' };
+    return { viewer, actor, conversationId: userConversationKey(viewer, id), type: 'user' };
   }
 
   /**
@@ -242,10 +250,10 @@ export class ConversationsService {
    * name that the viewer sees, the group's before a 1:1 (docs/conversations.md).
    */
   private async locateById(ctx: RequestContext, rawConversationId: string): Promise<Located> {
-    const viewer = await this.viewer(ctx);
+    const { viewer, actor } = await this.viewer(ctx);
     for (const key of conversationKeysOf(rawConversationId, { viewer })) {
       const row = await this.deps.states.get(ctx.appId, viewer, key, conversationTypeOf(key), { content: false });
-      if (row) return { viewer, conversationId: row.conversation_id, type: row.conversation_type };
+      if (row) return { viewer, actor, conversationId: row.conversation_id, type: row.conversation_type };
     }
     throw notAccessible(viewer, rawConversationId);
   }

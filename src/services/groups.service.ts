@@ -15,6 +15,8 @@ import { assignBuckets, type GroupMembersService, type MembersInput, type Member
 import type { RbacService } from './rbac.service.js';
 import type { UsersService } from './users.service.js';
 import { toGroup, type Group, type GroupViewer as Viewer } from './views/groups.view.js';
+import type { EventsRepository } from '../repositories/events.repository.js';
+import { groupEvent } from './views/events.view.js';
 
 /** create-group answers the group with the result of its inline members, per uid. */
 export type CreatedGroup = Group & { members?: MembersResult };
@@ -72,6 +74,7 @@ export class GroupsService {
       membersService: GroupMembersService;
       rbac: RbacService;
       passwords: PasswordHasher;
+      events: EventsRepository;
     },
   ) {}
 
@@ -116,6 +119,9 @@ export class GroupsService {
             tx,
           );
           if (owner !== undefined) await this.deps.members.addMany(ctx.appId, guid, [{ uid: owner, scope: 'admin' }], tx);
+          // Its event before those of its inline members (recorded as they are added).
+          const created = (await this.deps.groups.get(ctx.appId, guid, tx))!;
+          await this.deps.events.record(ctx.appId, [groupEvent('group_created', created, actor)], tx);
           let membersResult: MembersResult | undefined;
           if (memberItems.length > 0) {
             // The creator may give every scope: they act with the app's reach.
@@ -181,7 +187,7 @@ export class GroupsService {
    */
   async update(ctx: RequestContext, rawGuid: string, input: UpdateGroupInput): Promise<Group> {
     const guid = normalizeId(rawGuid);
-    await this.deps.usersService.requireActor(ctx);
+    const actorRow = await this.deps.usersService.requireActor(ctx);
     const passwordHash = input.password !== undefined ? await this.deps.passwords.hash(input.password) : undefined;
     const unset = new Set(input.unset ?? []);
     return withTransaction(
@@ -217,6 +223,9 @@ export class GroupsService {
           }
         }
         const row = (await this.deps.groups.update(ctx.appId, guid, changes, tx))!;
+        const events = [groupEvent('group_updated', row, actorRow)];
+        if (changes.owner !== undefined) events.push(groupEvent('group_owner_transferred', row, actorRow, { oldOwner: group.owner }));
+        await this.deps.events.record(ctx.appId, events, tx);
         const membership = ctx.onBehalfOf ? await this.deps.members.get(ctx.appId, guid, ctx.onBehalfOf, tx) : undefined;
         return toGroup(row, viewerOf(ctx, membership), { withTags: true });
       },
@@ -227,7 +236,7 @@ export class GroupsService {
   /** Deletes a group with its members and bans. With onBehalfOf, only its admins may. */
   async delete(ctx: RequestContext, rawGuid: string): Promise<{ success: true; message: string }> {
     const guid = normalizeId(rawGuid);
-    await this.deps.usersService.requireActor(ctx);
+    const actorRow = await this.deps.usersService.requireActor(ctx);
     return withTransaction(
       this.deps.db,
       'delete_group',
@@ -235,6 +244,7 @@ export class GroupsService {
         const { group, actor } = await lockGroupForActor(this.deps, ctx.appId, guid, ctx.onBehalfOf, tx);
         requireRank(actor, group, 'admin', 'ERR_GROUP_NO_ADMIN_SCOPE');
         await this.deps.groups.delete(ctx.appId, guid, tx);
+        await this.deps.events.record(ctx.appId, [groupEvent('group_deleted', group, actorRow)], tx);
         return { success: true as const, message: `Group with guid ${guid} has been deleted successfully.` };
       },
       ctx.log,

@@ -8,7 +8,9 @@ import { LIMITS } from '../domain/normalize.js';
 import { asList } from '../domain/permissions.js';
 import { toUnix } from '../domain/time.js';
 import type { MessagesRepository } from '../repositories/messages.repository.js';
+import type { EventsRepository } from '../repositories/events.repository.js';
 import type { ReactionsRepository } from '../repositories/reactions.repository.js';
+import { reactionEvent } from './views/events.view.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import type { MessageHistoryService } from './message-history.service.js';
 import type { Message } from './views/messages.view.js';
@@ -49,6 +51,7 @@ export class ReactionsService {
       history: MessageHistoryService;
       usersService: UsersService;
       rbac: RbacService;
+      events: EventsRepository;
     },
   ) {}
 
@@ -59,7 +62,7 @@ export class ReactionsService {
   async add(ctx: RequestContext, rawId: string, rawReaction: string): Promise<Message> {
     const uid = reactor(ctx);
     const reaction = checkReaction(rawReaction);
-    await this.deps.usersService.requireActor(ctx);
+    const actor = (await this.deps.usersService.requireActor(ctx))!;
     const { row: visible, scope } = await this.deps.history.requireVisibleWithScope(ctx, rawId);
     if (scope) await this.deps.rbac.requireScopeAllows(ctx, visible.receiver, scope, 'addReaction');
     const id = String(visible.id);
@@ -74,7 +77,8 @@ export class ReactionsService {
         if (!present.has && present.count >= LIMITS.reactionsPerMessage) {
           throw badRequest({ reaction: `is a new reaction, and a message has at most ${LIMITS.reactionsPerMessage} distinct reactions` });
         }
-        await this.deps.reactions.add(ctx.appId, id, reaction, uid, tx);
+        const added = await this.deps.reactions.add(ctx.appId, id, reaction, uid, tx);
+        if (added) await this.deps.events.record(ctx.appId, [reactionEvent('message_reaction_added', locked, reaction, actor, added)], tx);
         return locked;
       },
       ctx.log,
@@ -86,10 +90,18 @@ export class ReactionsService {
   async remove(ctx: RequestContext, rawId: string, rawReaction: string): Promise<Message> {
     const uid = reactor(ctx);
     const reaction = checkReaction(rawReaction);
-    await this.deps.usersService.requireActor(ctx);
+    const actor = (await this.deps.usersService.requireActor(ctx))!;
     const row = await this.deps.history.requireVisible(ctx, rawId);
-    // One statement: a removal can neither break the limit nor race with itself.
-    await this.deps.reactions.remove(ctx.appId, String(row.id), reaction, uid);
+    // One statement removes it (a removal can neither break the limit nor race with itself); its event goes with it.
+    await withTransaction(
+      this.deps.db,
+      'remove_reaction',
+      async (tx) => {
+        const removed = await this.deps.reactions.remove(ctx.appId, String(row.id), reaction, uid, tx);
+        if (removed) await this.deps.events.record(ctx.appId, [reactionEvent('message_reaction_removed', row, reaction, actor, removed)], tx);
+      },
+      ctx.log,
+    );
     return (await this.deps.history.render(ctx, [row], { withTags: true }))[0]!;
   }
 

@@ -54,3 +54,12 @@ describe('config', () => {
     });
   }
 });
+
+describe('config: the event log', () => {
+  it('keeps events 7 days unless PARLEY_EVENT_RETENTION_DAYS says otherwise, and refuses a retention that is not a whole number of days', () => {
+    const day = 24 * 3600 * 1000;
+    assert.equal(loadConfig({}).eventRetentionMs, 7 * day);
+    assert.equal(loadConfig({ PARLEY_EVENT_RETENTION_DAYS: '30' }).eventRetentionMs, 30 * day);
+    for (const bad of ['0', 'week', '1.5', '4000']) assert.throws(() => loadConfig({ PARLEY_EVENT_RETENTION_DAYS: bad }), ConfigError, bad);
+  });
+});

@@ -5,6 +5,7 @@ import type { DB } from '../../db/schema.js';
 import type { MessageRow, NewMessage } from '../messages.repository.js';
 import { sendChecks, sendFactsOf, type SendCheckRow, type SendFacts } from '../send-checks.js';
 import { createSides, drawIdsUnderLock } from './conversation-moves.js';
+import { recordMessageEvents } from './message-events.js';
 import { storedRow, textArray } from './message-rows.js';
 
 /** What a coalesced send found and did (see MessageBatchesRepository.send). */
@@ -67,8 +68,8 @@ export class MessageBatchesRepository {
    * One statement for sends to distinct conversations: it reads what each is checked against
    * (sendChecks: the sender; the receiving user and the blocks between the two, or the group
    * with the sender's membership and ban; the permissions) and an earlier message with the
-   * muid, stores those that pass (conversation-moves.ts, one message per conversation), and
-   * answers the facts with each stored row. A muid used twice at once raises UniqueViolation.
+   * muid, stores those that pass (conversation-moves.ts, one message per conversation) with
+   * their events (message-events.ts), and answers the facts with each stored row. A muid used twice at once raises UniqueViolation.
    */
   private async sendRound(appId: string, messages: NewMessage[]): Promise<SendOutcome[]> {
     const records = messages.map(sendRecord);
@@ -100,6 +101,11 @@ export class MessageBatchesRepository {
         select ${appId}, conv.id, ok.conversation_id, ok.sender, ok.receiver, ok.receiver_type, ok.category, ok.type, ok.data,
                ${textArray(sql`ok.tags`)}, ${textArray(sql`ok.mentioned_uids`)}, ok.muid, conv.at
         from ok join conv on conv.conversation_id = ok.conversation_id
+      ), ev as (${recordMessageEvents(
+        appId,
+        sql`select ok.conversation_id, conv.id, ok.category, ok.type, null::text, ok.mentioned_uids is not null
+            from ok join conv on conv.conversation_id = ok.conversation_id`,
+      )}
       )
       select f.n, f.sender_row, f.receiver_row, f.group_row, f.sender_blocked_receiver, f.receiver_blocked_sender,
              f.is_member, f.is_banned, f.member_scope, f.denied_by, f.refused, f.first_id::text as first_id, conv.id::text as id, conv.at::text as at

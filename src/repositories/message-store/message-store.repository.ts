@@ -2,6 +2,12 @@ import { sql } from 'kysely';
 import type { Executor } from '../../db/transaction.js';
 import type { MessageRow, NewMessage } from '../messages.repository.js';
 import { createSides, drawIdsUnderLock, lockConversations, moveLastMessage } from './conversation-moves.js';
+import { recordMessageEvents } from './message-events.js';
+
+/** A stored message (CTE `msg`) as recordMessageEvents reads it. */
+const STORED_EVENTS_OF_MSG = sql`select msg.conversation_id, msg.id, msg.category, msg.type,
+                                        case when msg.category = 'action' then msg.data->>'action' end, cardinality(msg.mentioned_uids) > 0
+                                 from msg`;
 
 /** Messages stored one statement at a time: a thread reply, an action message, the action messages of one group change. */
 export class MessageStoreRepository {
@@ -11,8 +17,9 @@ export class MessageStoreRepository {
    * Stores a message in its conversation in ONE statement (conversation-moves.ts, one message
    * per conversation): the conversation is created or locked and the message's id drawn under
    * its lock, each side of a new 1:1 is created, the message is inserted with that id and the
-   * conversation's time, and a reply is counted on its parent. Alone it is atomic (no
-   * transaction needed); it also runs inside a caller's transaction. A muid the sender used
+   * conversation's time, with its events (message-events.ts), and a reply is counted on its
+   * parent. Alone it is atomic (no transaction needed); it also runs inside a caller's
+   * transaction. A muid the sender used
    * before raises UniqueViolation, and nothing is written.
    */
   async store(appId: string, message: NewMessage, tx: Executor = this.db): Promise<{ row: MessageRow; parentFound: boolean }> {
@@ -37,6 +44,7 @@ export class MessageStoreRepository {
                ${message.mentionedUids}::text[], ${message.muid}, ${parentId}::bigint, conv.at
         from conv
         returning *
+      ), ev as (${recordMessageEvents(appId, STORED_EVENTS_OF_MSG)}
       )
       select msg.*, exists (select 1 from parent) as parent_found from msg`.execute(tx);
     const { parent_found: parentFound, ...row } = result.rows[0]!;
@@ -70,6 +78,7 @@ export class MessageStoreRepository {
              (select clock_timestamp() as at) as now
         order by r.n
         returning *
+      ), ev as (${recordMessageEvents(appId, sql`select conversation_id, id, category, type, data->>'action', cardinality(mentioned_uids) > 0 from ins`)}
       ), last as (${moveLastMessage(appId, sql`select conversation_id, receiver_type, id, sent_at from ins`)})
       select * from ins`.execute(tx);
     return inserted.rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));

@@ -1,0 +1,119 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/transaction.js';
+import type { NewEvent } from '../domain/events.js';
+import { anyOf } from './sql-helpers.js';
+
+/** An event as the log holds it (docs/events.md). */
+export interface EventRow {
+  app_id: string;
+  id: string;
+  trigger: string;
+  conversation_id: string | null;
+  /** Message events: the message their payload shows. */
+  message_id: string | null;
+  /** Other events: their payload's data as recorded. */
+  data: Record<string, unknown> | null;
+  created_at: Date;
+}
+
+/**
+ * The event log: the events of changes other than stored messages (those are recorded by the
+ * message store: repositories/message-store/message-events.ts), always inside the change's
+ * transaction; reading it in order; and its retention.
+ */
+export class EventsRepository {
+  constructor(private readonly db: Executor) {}
+
+  /** Records the events, in order, in the transaction of the change they describe. */
+  async record(appId: string, events: readonly NewEvent[], tx: Executor): Promise<void> {
+    if (events.length === 0) return;
+    const records = JSON.stringify(events.map((event, n) => ({ n, trigger: event.trigger, conversation_id: event.conversationId ?? null, data: event.data })));
+    await sql`
+      insert into events (app_id, trigger, conversation_id, data)
+      select ${appId}, r.trigger, r.conversation_id, r.data
+      from json_to_recordset(${records}::json) as r (n int, trigger text, conversation_id text, data json)
+      order by r.n`.execute(tx);
+  }
+
+  /**
+   * Where the log stands, for readers that must never pass an event still to come (see
+   * EventFeed): the last event id drawn so far (the sequence, which no transaction hides), and
+   * the oldest transaction still running and the next to start, of this statement's snapshot.
+   */
+  async position(tx: Executor = this.db): Promise<{ lastId: string; xmin: string; xmax: string }> {
+    const result = await sql<{ last_id: string | null; xmin: string; xmax: string }>`
+      select pg_sequence_last_value(pg_get_serial_sequence('events', 'id')::regclass)::text as last_id,
+             pg_snapshot_xmin(pg_current_snapshot())::text as xmin, pg_snapshot_xmax(pg_current_snapshot())::text as xmax`.execute(tx);
+    const row = result.rows[0]!;
+    return { lastId: row.last_id ?? '0', xmin: row.xmin, xmax: row.xmax };
+  }
+
+  /** Events of these apps with `afterId < id <= upToId`, oldest first, at most `limit`. */
+  async listBetween(appIds: readonly string[], afterId: string, upToId: string, limit: number, tx: Executor = this.db): Promise<EventRow[]> {
+    if (appIds.length === 0) return [];
+    const rows = await tx
+      .selectFrom('events')
+      .select(['app_id', 'id', 'trigger', 'conversation_id', 'message_id', 'data', 'created_at'])
+      .where('app_id', '=', anyOf(appIds))
+      .where('id', '>', afterId)
+      .where('id', '<=', upToId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(eventRow);
+  }
+
+  /** The app's events after `afterId` (up to `upToId` when given), oldest first. */
+  async listAfter(appId: string, afterId: string, limit: number, upToId?: string, tx: Executor = this.db): Promise<EventRow[]> {
+    let query = tx
+      .selectFrom('events')
+      .select(['app_id', 'id', 'trigger', 'conversation_id', 'message_id', 'data', 'created_at'])
+      .where('app_id', '=', appId)
+      .where('id', '>', afterId);
+    if (upToId !== undefined) query = query.where('id', '<=', upToId);
+    return (await query.orderBy('id').limit(limit).execute()).map(eventRow);
+  }
+
+  /** The oldest event id the log still holds for the app (retention deletes older ones), if any. */
+  async firstId(appId: string, tx: Executor = this.db): Promise<string | undefined> {
+    const row = await tx.selectFrom('events').select('id').where('app_id', '=', appId).orderBy('id').limit(1).executeTakeFirst();
+    return row === undefined ? undefined : String(row.id);
+  }
+
+  /** The apps that have events. */
+  async appsWithEvents(tx: Executor = this.db): Promise<string[]> {
+    const rows = await sql<{ app_id: string }>`
+      select a.id as app_id from apps a where exists (select 1 from events e where e.app_id = a.id)`.execute(tx);
+    return rows.rows.map((row) => row.app_id);
+  }
+
+  /**
+   * Deletes up to `batch` of the app's events recorded before `cutoff`, oldest first: the
+   * retention's cleanup, a small batch at a time. Events are appended in time order, so the old
+   * ones are the app's first ids, found through its key up to the first one to keep. Answers
+   * how many it deleted.
+   */
+  async deleteOlderThan(appId: string, cutoff: Date, batch: number, tx: Executor = this.db): Promise<number> {
+    const result = await sql`
+      delete from events e
+      where e.app_id = ${appId} and e.id in (
+        select o.id from events o
+        where o.app_id = ${appId}
+          and o.id < coalesce((select k.id from events k where k.app_id = ${appId} and k.created_at >= ${cutoff} order by k.id limit 1),
+                              9223372036854775807)
+        order by o.id limit ${batch})`.execute(tx);
+    return Number(result.numAffectedRows ?? 0);
+  }
+}
+
+function eventRow(row: { app_id: string; id: string; trigger: string; conversation_id: string | null; message_id: string | null; data: unknown; created_at: Date }): EventRow {
+  return {
+    app_id: row.app_id,
+    id: String(row.id),
+    trigger: row.trigger,
+    conversation_id: row.conversation_id,
+    message_id: row.message_id === null ? null : String(row.message_id),
+    data: row.data as Record<string, unknown> | null,
+    created_at: row.created_at,
+  };
+}
