@@ -79,6 +79,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     rateLimits,
     eventRetentionMs: options.config.eventRetentionMs,
   });
+  app.addHook('onClose', () => services.eventFeed.stop());
 
   const inFlight = trackInFlight(app);
   // JSON bodies: nesting and text checked as they are parsed (see text-guard.ts).

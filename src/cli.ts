@@ -10,6 +10,7 @@ import type { ApiKeyScope, Logger, RequestContext } from './domain/context.js';
 import { AppError } from './domain/errors.js';
 import { parseRateLimits, RATE_LIMIT_CLASSES, RateLimitsFormatError, type RateLimits } from './domain/rate-limits.js';
 import type { RunningServer } from './server.js';
+import { EVENTS_USAGE, eventsCommand } from './cli-events.js';
 import type { AppRateLimits, CreatedApp } from './services/apps.service.js';
 
 const USAGE = `Usage: parley <command> [options]
@@ -26,6 +27,7 @@ Commands:
   keys create --app APPID [--name NAME] [--scope fullAccess|authOnly] [--json]
   keys list --app APPID [--json]
   keys revoke --app APPID KEY    KEY: the key, or its masked form from 'keys list'
+${EVENTS_USAGE}
   import FILE.jsonl --url URL --api-key KEY [--batch 5000] [--concurrency 2]
       [--report FILE] [--ca PEM] [--retries 8]
                                  Stream a JSON-lines file to a running server's data import
@@ -58,6 +60,8 @@ const OPTIONS = {
   report: { type: 'string' },
   ca: { type: 'string' },
   retries: { type: 'string' },
+  triggers: { type: 'string' },
+  after: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } satisfies ParseArgsConfig['options'];
 
@@ -97,6 +101,7 @@ export async function main(argv: string[]): Promise<number> {
       if (sub === 'revoke') return withServices(config, (services) => keysRevoke(services, flags, rest[0]));
       break;
   }
+  if (command === 'events') return withServices(config, (services) => eventsCommand(services, { context: cliContext, usage: (message) => new UsageError(message) }, sub, flags));
   throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
 }
 

@@ -11,6 +11,8 @@ import { BlockedUsersRepository } from './repositories/blocked-users.repository.
 import { ConversationStatesRepository } from './repositories/conversation-states.repository.js';
 import { EventsRepository } from './repositories/events.repository.js';
 import { EventRetention } from './services/event-retention.js';
+import { EventFeed } from './services/event-feed.js';
+import { EventPayloads } from './services/event-payloads.js';
 import { ConversationsRepository } from './repositories/message-store/conversations.repository.js';
 import { CredentialCache } from './repositories/credential-cache.js';
 import { FriendsRepository } from './repositories/friends.repository.js';
@@ -238,9 +240,13 @@ export function createServices(
     maxRecords,
     entities,
   });
+  // The event log's readers: payloads as webhooks and the stream send them, and the feed of the
+  // log to this process's live streams (polled every 25 ms while it runs).
+  const eventPayloads = new EventPayloads({ messages: repositories.messages, history, region: config.region });
+  const eventFeed = new EventFeed({ events: repositories.events, payloads: eventPayloads, pollMs: 25 });
   // The event log's cleanup (the server runs it every minute).
   const eventRetention = new EventRetention({ events: repositories.events, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
-  return { eventRetention, apps, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
+  return { eventRetention, eventPayloads, eventFeed, apps, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
 }
 
 export type Services = ReturnType<typeof createServices>;

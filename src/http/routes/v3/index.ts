@@ -7,6 +7,7 @@ import { apiKeysRoutes } from './api-keys.routes.js';
 import { authTokensRoutes } from './auth-tokens.routes.js';
 import { blockedUsersRoutes } from './blocked-users.routes.js';
 import { conversationsRoutes } from './conversations.routes.js';
+import { eventsRoutes } from './events.routes.js';
 import { friendsRoutes } from './friends.routes.js';
 import { groupMembersRoutes } from './group-members.routes.js';
 import { groupsRoutes } from './groups.routes.js';
@@ -23,7 +24,7 @@ import { usersRoutes } from './users.routes.js';
  * The general API, `/v3`. Every route module is listed here, so the whole vendor surface can
  * be audited in one place against the specs (docs/compatibility.md lists what is not here).
  */
-export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes, rateLimitsRoutes];
+export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes, rateLimitsRoutes, eventsRoutes];
 
 export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings; rateLimited?: boolean }> = async (app, options) => {
   installAuth(app, { apps: options.services.apps, tenancy: options.tenancy });

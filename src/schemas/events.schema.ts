@@ -1,0 +1,16 @@
+import { Type } from '@sinclair/typebox';
+
+export const EventStreamQuery = Type.Object({
+  triggers: Type.Optional(
+    Type.String({
+      maxLength: 2000,
+      description: 'Only these triggers, comma-separated (e.g. `message_sent,group_member_added`); all when absent.',
+    }),
+  ),
+});
+
+export const EventStreamHeaders = Type.Object({
+  'last-event-id': Type.Optional(
+    Type.String({ pattern: '^[0-9]{1,19}$', description: 'Resume after this event id (the `id` of the last event received), from the log.' }),
+  ),
+});

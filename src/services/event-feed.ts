@@ -1,0 +1,170 @@
+import type { Logger } from '../domain/context.js';
+import type { EventRow, EventsRepository } from '../repositories/events.repository.js';
+import type { EventPayloads, RenderedEvent } from './event-payloads.js';
+
+/** Events read (and rendered) at a time: by a catch-up, and by the feed per app group. */
+const PAGE = 500;
+
+/** A reader of one app's events (a live stream): `send` gets them in id order, each once. */
+export interface Subscriber {
+  appId: string;
+  /** Only these triggers (all when absent). */
+  triggers?: ReadonlySet<string>;
+  send(event: RenderedEvent): void;
+}
+
+interface Subscription extends Subscriber {
+  /** The last event id handed to `send` (or skipped by the trigger filter). */
+  cursor: bigint;
+  live: boolean;
+  closed: boolean;
+}
+
+/**
+ * The feed of the event log to the readers of this process (docs/events.md). The log's order is
+ * the order of its ids, but a transaction still running may hold an id lower than events
+ * already committed. So the feed hands out only events up to the **safe id**: every transaction
+ * that could have drawn an id at or below it has ended, so no event at or below it can still
+ * appear. Each poll reads where the log stands (EventsRepository.position): the last id drawn
+ * and the snapshot's transactions; an id drawn before one poll is safe once a later poll sees
+ * every transaction that had started by the next poll ended (each transaction takes its id
+ * before drawing an event's). Polling the log itself is how a change committed by another
+ * process reaches this one.
+ *
+ * A new reader catches up from the log (after its Last-Event-ID) up to the safe id, then gets
+ * the events of each advance with the others, rendered once for all.
+ */
+export class EventFeed {
+  private readonly subscriptions = new Set<Subscription>();
+  /** Ids drawn by a poll, with the next poll's xmax once known: safe when xmin reaches it. */
+  private readonly pending: Array<{ lastId: bigint; xmax?: bigint }> = [];
+  private safe: bigint | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | undefined;
+  private readonly waiters: Array<() => void> = [];
+
+  /** `pollMs`: how often the log is read while the feed runs (from its first reader until the app closes). */
+  constructor(private readonly deps: { events: EventsRepository; payloads: EventPayloads; pollMs: number }) {}
+
+  /** The highest id of the log that can be handed out now, once known. */
+  get safeId(): bigint | undefined {
+    return this.safe;
+  }
+
+  /** Polls every `intervalMs` (a failed poll is logged and tried again); started by the first reader. */
+  start(intervalMs: number, log: Logger): void {
+    if (this.timer) return;
+    const tick = () => {
+      this.polling ??= this.poll()
+        .catch((error: unknown) => log.warn({ err: error }, 'the event feed could not read the log'))
+        .finally(() => (this.polling = undefined));
+    };
+    tick();
+    this.timer = setInterval(tick, intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.polling;
+    for (const subscription of this.subscriptions) subscription.closed = true;
+    this.subscriptions.clear();
+  }
+
+  /**
+   * Adds a reader: from the event after `afterId` (catching up from the log), or from the next
+   * event when absent. Answers the function that removes it.
+   */
+  async subscribe(subscriber: Subscriber, afterId: string | undefined, log: Logger): Promise<() => void> {
+    this.start(this.deps.pollMs, log);
+    const subscription: Subscription = { appId: subscriber.appId, send: subscriber.send, cursor: 0n, live: false, closed: false };
+    if (subscriber.triggers) subscription.triggers = subscriber.triggers;
+    this.subscriptions.add(subscription);
+    const remove = () => {
+      subscription.closed = true;
+      this.subscriptions.delete(subscription);
+    };
+    const safe = await this.safeIdKnown();
+    if (afterId === undefined) {
+      subscription.cursor = safe;
+      subscription.live = true;
+      return remove;
+    }
+    subscription.cursor = BigInt(afterId);
+    // Catch up from the log until the safe id stops moving under the reader; then it is live
+    // (at once, with nothing awaited between the check and the switch).
+    for (;;) {
+      const upTo = this.safe!;
+      const rows = subscription.cursor < upTo ? await this.deps.events.listAfter(subscription.appId, String(subscription.cursor), PAGE, String(upTo)) : [];
+      if (subscription.closed) return remove;
+      await this.hand(subscription, rows);
+      if (rows.length === PAGE) continue;
+      if (subscription.cursor < upTo) subscription.cursor = upTo;
+      if (this.safe === upTo) {
+        subscription.live = true;
+        return remove;
+      }
+    }
+  }
+
+  /** One poll: where the log stands, the safe id moved on, and the events up to it handed to the live readers. */
+  async poll(): Promise<void> {
+    const position = await this.deps.events.position();
+    const xmin = BigInt(position.xmin);
+    const last = this.pending[this.pending.length - 1];
+    if (last && last.xmax === undefined) last.xmax = BigInt(position.xmax);
+    this.pending.push({ lastId: BigInt(position.lastId) });
+    let safe = this.safe;
+    while (this.pending[0]?.xmax !== undefined && this.pending[0].xmax <= xmin) {
+      const { lastId } = this.pending.shift()!;
+      if (safe === undefined || lastId > safe) safe = lastId;
+    }
+    if (safe === undefined || safe === this.safe) return;
+    const from = this.safe;
+    this.safe = safe;
+    if (from !== undefined) await this.handOut(from, safe);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** The events in (from, to] of the apps with live readers, to those readers. */
+  private async handOut(from: bigint, to: bigint): Promise<void> {
+    const apps = [...new Set([...this.subscriptions].filter((s) => s.live).map((s) => s.appId))];
+    let after = from;
+    while (apps.length > 0) {
+      const rows = await this.deps.events.listBetween(apps, String(after), String(to), PAGE);
+      if (rows.length === 0) return;
+      const rendered = await this.deps.payloads.render(rows);
+      for (const subscription of this.subscriptions) {
+        if (!subscription.live || subscription.closed) continue;
+        const own = rendered.filter((event) => event.appId === subscription.appId);
+        this.deliver(subscription, own, rows);
+      }
+      after = BigInt(rows[rows.length - 1]!.id);
+      if (rows.length < PAGE) return;
+    }
+  }
+
+  private async hand(subscription: Subscription, rows: EventRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    this.deliver(subscription, await this.deps.payloads.render(rows), rows);
+  }
+
+  /** Hands `events` (rendered from `rows`) to the reader, in order, skipping what it had; its cursor moves past `rows`. */
+  private deliver(subscription: Subscription, events: RenderedEvent[], rows: EventRow[]): void {
+    for (const event of events) {
+      const id = BigInt(event.id);
+      if (id <= subscription.cursor) continue;
+      if (!subscription.triggers || subscription.triggers.has(event.trigger)) subscription.send(event);
+      subscription.cursor = id;
+    }
+    const last = rows[rows.length - 1];
+    if (last && BigInt(last.id) > subscription.cursor) subscription.cursor = BigInt(last.id);
+  }
+
+  /** The safe id, once the feed has polled enough to know one. */
+  private async safeIdKnown(): Promise<bigint> {
+    while (this.safe === undefined) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    return this.safe;
+  }
+}
