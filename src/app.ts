@@ -12,13 +12,14 @@ import { installOpenApi } from './http/plugins/openapi.js';
 import { installTextGuard, textProblemOf } from './http/plugins/text-guard.js';
 import { badRequest } from './domain/errors.js';
 import { dataImportRoutes } from './http/routes/data-import/index.js';
+import { managementRoutes } from './http/routes/mgmt/index.js';
 import { v3Routes } from './http/routes/v3/index.js';
 import { validatorCompiler } from './schemas/validator.js';
 import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
   config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> &
-    Partial<Pick<Config, 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs' | 'eventRetentionMs'>> &
+    Partial<Pick<Config, 'webhookAllowPrivate' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs' | 'eventRetentionMs'>> &
     RateLimitConfig;
   database: Database;
   /** The clock of the rate-limit windows, in ms (tests); Date.now by default. */
@@ -76,6 +77,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   const rateLimits = { limits: withDefaults(options.config.rateLimits), counters, now: options.clock };
   const services = createServices(options.database, tenancy, {
     importMaxRecords: options.config.importMaxRecords,
+    webhookAllowPrivate: options.config.webhookAllowPrivate,
     rateLimits,
     eventRetentionMs: options.config.eventRetentionMs,
   });
@@ -105,6 +107,10 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   typed.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   const rateLimited = options.without?.rateLimits !== true;
   await typed.register(v3Routes, { prefix: '/v3', services, tenancy, rateLimited });
+  // The management API (docs/management-api.md): the vendor's paths on the host apimgmt.<domain>,
+  // and the same operations under /mgmt on any host.
+  await typed.register(managementRoutes, { services, tenancy, vendorHost: true });
+  await typed.register(managementRoutes, { prefix: '/mgmt', services, tenancy, vendorHost: false });
   // The data import API at both base paths; the OpenAPI document lists the /v3 one.
   const importBodyLimit = options.config.importBodyLimit ?? DEFAULT_IMPORT_BODY_LIMIT;
   // One bound on the import calls in flight for both prefixes.

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { adminKeysCommand, MANAGEMENT_USAGE, managementKeyLines, webhooksCommand } from './cli-management.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import type { createServices } from './container.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
@@ -28,6 +29,7 @@ Commands:
   keys list --app APPID [--json]
   keys revoke --app APPID KEY    KEY: the key, or its masked form from 'keys list'
 ${EVENTS_USAGE}
+${MANAGEMENT_USAGE}
   import FILE.jsonl --url URL --api-key KEY [--batch 5000] [--concurrency 2]
       [--report FILE] [--ca PEM] [--retries 8]
                                  Stream a JSON-lines file to a running server's data import
@@ -38,7 +40,8 @@ Environment: PARLEY_PORT (3000), PARLEY_DATA_DIR (./data), DATABASE_URL (Postgre
 of the embedded database), PARLEY_REGION (us), PARLEY_DOMAIN (localhost), PARLEY_TLS_CERT and
 PARLEY_TLS_KEY (PEM files), PARLEY_INSECURE_HTTP=1 (plain HTTP behind a TLS proxy),
 PARLEY_RATE_LIMITS (core=10000,standard=20000,import=60,send_per_user=0,unread_per_user=0),
-PARLEY_REDIS_URL (rate-limit counters shared by several nodes), PARLEY_LOG_LEVEL (info).`;
+PARLEY_REDIS_URL (rate-limit counters shared by several nodes), PARLEY_LOG_LEVEL (info),
+PARLEY_WEBHOOK_ALLOW_PRIVATE=1 (webhooks may call http URLs and private or loopback hosts).`;
 
 const OPTIONS = {
   port: { type: 'string' },
@@ -62,6 +65,9 @@ const OPTIONS = {
   retries: { type: 'string' },
   triggers: { type: 'string' },
   after: { type: 'string' },
+  'basic-auth': { type: 'string' },
+  retry: { type: 'boolean' },
+  disabled: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } satisfies ParseArgsConfig['options'];
 
@@ -100,8 +106,13 @@ export async function main(argv: string[]): Promise<number> {
       if (sub === 'list') return withServices(config, (services) => keysList(services, flags));
       if (sub === 'revoke') return withServices(config, (services) => keysRevoke(services, flags, rest[0]));
       break;
+    case 'admin':
+      if (sub === 'keys') return withServices(config, (services) => adminKeysCommand(services, cliIo, rest[0], flags, rest[1]));
+      break;
+    case 'webhooks':
+      return withServices(config, (services) => webhooksCommand(services, cliIo, sub, flags, rest[0]));
   }
-  if (command === 'events') return withServices(config, (services) => eventsCommand(services, { context: cliContext, usage: (message) => new UsageError(message) }, sub, flags));
+  if (command === 'events') return withServices(config, (services) => eventsCommand(services, cliIo, sub, flags));
   throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
 }
 
@@ -117,9 +128,6 @@ async function serve(config: Config): Promise<number> {
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const origin = `${server.scheme}://${host}:${server.port}`;
   if (server.defaultApp) console.log(firstRunBanner(server, config, server.defaultApp));
-  // The last line of a start: tooling waits for it.
-  log.info({ url: origin, engine: server.database.engine, region: config.region }, 'Parley is listening');
-
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -138,6 +146,8 @@ async function serve(config: Config): Promise<number> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // The last line of a start: tooling waits for it, then may signal at once (so the handlers come first).
+  log.info({ url: origin, engine: server.database.engine, region: config.region }, 'Parley is listening');
   return new Promise<number>(() => {}); // runs until a signal
 }
 
@@ -161,6 +171,7 @@ function firstRunBanner(server: RunningServer, config: Config, app: CreatedApp):
     `    -H 'apiKey: ${app.apiKey}' -H 'content-type: application/json' \\`,
     `    -d '{"uid":"alice","name":"Alice"}'`,
     '',
+    ...(server.managementKey ? [...managementKeyLines(server.managementKey), `  Base URL  ${server.scheme}://localhost:${server.port}/mgmt/apps   (or /apps on apimgmt.${config.domain})`, ''] : []),
   ].join('\n');
 }
 
@@ -180,7 +191,7 @@ async function withServices(config: Config, run: (services: Services) => Promise
   cliLog = createLogger({ logLevel: 'warn' }, 2);
   const database = await openMigratedDatabase(config, log);
   try {
-    return await run(createServices(database, config, { rateLimits: { limits: config.rateLimits } }));
+    return await run(createServices(database, config, { rateLimits: { limits: config.rateLimits }, webhookAllowPrivate: config.webhookAllowPrivate }));
   } finally {
     await database.close();
   }
@@ -193,6 +204,8 @@ function cliContext(appId: string): RequestContext {
   if (!cliLog) throw new Error('cliContext is for commands run by withServices');
   return { appId, requestId: 'cli', log: cliLog };
 }
+
+const cliIo = { context: cliContext, usage: (message: string) => new UsageError(message) };
 
 function required(value: string | undefined, flag: string): string {
   if (!value) throw new UsageError(`--${flag} is required.`);

@@ -18,6 +18,11 @@ export interface Config {
   tlsCertFile: string | undefined;
   tlsKeyFile: string | undefined;
   insecureHttp: boolean;
+  /**
+   * Webhooks may call http URLs and private, loopback or link-local hosts
+   * (PARLEY_WEBHOOK_ALLOW_PRIVATE=1; off by default: https to public hosts only).
+   */
+  webhookAllowPrivate: boolean;
   logLevel: string;
   /** Largest accepted request body on the general API, in bytes. */
   bodyLimit: number;
@@ -86,6 +91,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     tlsCertFile: env.PARLEY_TLS_CERT || undefined,
     tlsKeyFile: env.PARLEY_TLS_KEY || undefined,
     insecureHttp: boolVar(env, 'PARLEY_INSECURE_HTTP'),
+    webhookAllowPrivate: boolVar(env, 'PARLEY_WEBHOOK_ALLOW_PRIVATE'),
     logLevel: env.PARLEY_LOG_LEVEL || 'info',
     bodyLimit: intVar(env, 'PARLEY_BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     importMaxRecords: intVar(env, 'PARLEY_IMPORT_MAX_RECORDS', DEFAULT_IMPORT_MAX_RECORDS, 1, 1_000_000),

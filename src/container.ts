@@ -50,6 +50,12 @@ import { RbacService } from './services/rbac.service.js';
 import { RolesService } from './services/roles.service.js';
 import { ThreadsService } from './services/threads.service.js';
 import { UsersService } from './services/users.service.js';
+import { AppSettingsRepository } from './repositories/app-settings.repository.js';
+import { ManagementAppsRepository } from './repositories/management-apps.repository.js';
+import { ManagementKeysRepository } from './repositories/management-keys.repository.js';
+import { WebhooksRepository } from './repositories/webhooks.repository.js';
+import { ManagementService } from './services/management.service.js';
+import { WebhooksService } from './services/webhooks.service.js';
 
 /** Rate limits: the deployment's, where requests are counted (memory unless given), and the clock. */
 export interface RateLimitOptions {
@@ -101,7 +107,7 @@ export function createCoalescing(
 export function createServices(
   database: Database,
   config: Pick<Config, 'region'>,
-  options: { credentialCacheTtlMs?: number; importMaxRecords?: number; rateLimits?: RateLimitOptions; eventRetentionMs?: number } = {},
+  options: { webhookAllowPrivate?: boolean; credentialCacheTtlMs?: number; importMaxRecords?: number; rateLimits?: RateLimitOptions; eventRetentionMs?: number } = {},
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
@@ -138,6 +144,25 @@ export function createServices(
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
   const deploymentLimits = options.rateLimits?.limits ?? DEFAULT_RATE_LIMITS;
   const apps = new AppsService({ db, apps: repositories.apps, apiKeys, roles: repositories.roles, region: config.region, rateLimits: deploymentLimits });
+  // The management API (docs/management-api.md): the deployment's credentials, its apps, their settings and webhooks.
+  const managementApps = new ManagementAppsRepository(db, credentials);
+  const management = new ManagementService({
+    db,
+    keys: new ManagementKeysRepository(db),
+    apps: managementApps,
+    settings: new AppSettingsRepository(db),
+    appsService: apps,
+    region: config.region,
+    settleMs: options.credentialCacheTtlMs ?? 5_000,
+    noteBulkWrite: (rows) => database.noteBulkWrite(rows),
+  });
+  const webhooks = new WebhooksService({
+    db,
+    webhooks: new WebhooksRepository(db),
+    apps: managementApps,
+    region: config.region,
+    allowPrivate: options.webhookAllowPrivate ?? false,
+  });
   const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
   const users = new UsersService({
     db,
@@ -246,7 +271,7 @@ export function createServices(
   const eventFeed = new EventFeed({ events: repositories.events, payloads: eventPayloads, pollMs: 25 });
   // The event log's cleanup (the server runs it every minute).
   const eventRetention = new EventRetention({ events: repositories.events, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
-  return { eventRetention, eventPayloads, eventFeed, apps, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
+  return { eventRetention, eventPayloads, eventFeed, apps, management, webhooks, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
 }
 
 export type Services = ReturnType<typeof createServices>;

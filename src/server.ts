@@ -9,6 +9,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import type { Logger, RequestContext } from './domain/context.js';
 import type { CreatedApp } from './services/apps.service.js';
+import type { CreatedManagementKey } from './services/management.service.js';
 import { createSelfSignedCertificate, parleyCertificateNames } from './tls/self-signed.js';
 
 export function createLogger(config: Pick<Config, 'logLevel'>, destination: 1 | 2 = 1): PinoLogger {
@@ -61,7 +62,8 @@ export function loadTls(config: Config, log: Logger): TlsFiles {
     const cert = fs.readFileSync(certPath, 'utf8');
     const x509 = new crypto.X509Certificate(cert);
     const fresh = new Date(x509.validTo).getTime() - Date.now() > RENEW_BEFORE_MS;
-    if (fresh && x509.checkHost(`app.api-${config.region}.${config.domain}`)) {
+    // A certificate made before the management API's host was added to the names is made anew.
+    if (fresh && x509.checkHost(`app.api-${config.region}.${config.domain}`) && x509.checkHost(`apimgmt.${config.domain}`)) {
       return { cert, key: fs.readFileSync(keyPath, 'utf8'), certPath, selfSigned: true };
     }
   }
@@ -87,6 +89,8 @@ export interface RunningServer extends ParleyApp {
   tls: TlsFiles | undefined;
   /** The app made on this first start of an empty deployment, with its keys. */
   defaultApp: CreatedApp | undefined;
+  /** The management credential made with the default app (docs/management-api.md). */
+  managementKey: CreatedManagementKey | undefined;
   /** Stops accepting, finishes the requests in flight, then closes the database. */
   close(): Promise<void>;
 }
@@ -107,6 +111,7 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
       ...(options.without ? { without: options.without } : {}),
     });
     const defaultApp = await createDefaultApp(parley, log);
+    const managementKey = defaultApp ? await createFirstManagementKey(parley, log) : undefined;
     await parley.app.listen({ port: config.port, host: config.host });
     // The event log's retention (docs/events.md).
     parley.services.eventRetention.start(EVENT_CLEANUP_INTERVAL_MS, log);
@@ -119,6 +124,7 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
       scheme: tls ? 'https' : 'http',
       tls,
       defaultApp,
+      managementKey,
       close() {
         closing ??= (async () => {
           log.info('shutting down: finishing requests in flight');
@@ -163,4 +169,11 @@ async function createDefaultApp({ services }: ParleyApp, log: Logger): Promise<C
   if ((await services.apps.count()) > 0) return undefined;
   const ctx: RequestContext = { appId: '', requestId: 'startup', log };
   return services.apps.create(ctx, { name: 'Default app' });
+}
+
+/** With the default app, the deployment's first management credential, unless it has one. */
+async function createFirstManagementKey({ services }: ParleyApp, log: Logger): Promise<CreatedManagementKey | undefined> {
+  if ((await services.management.countKeys()) > 0) return undefined;
+  const ctx: RequestContext = { appId: '', requestId: 'startup', log };
+  return services.management.createKey(ctx, { name: 'First start' });
 }

@@ -275,3 +275,54 @@ export interface DB {
   message_reactions: MessageReactionsTable;
   events: EventsTable;
 }
+
+/** A management credential of the deployment (migration 0014, docs/management-api.md). */
+export interface ManagementKeysTable {
+  key: string;
+  /** SHA-256 of the secret, hex. */
+  secret_hash: string;
+  name: string;
+  created_at: Generated<Date>;
+}
+
+/** An app whose delete has begun (migration 0014). */
+export interface AppDeletionsTable {
+  app_id: string;
+  requested_at: Generated<Date>;
+}
+
+/** The vendor's "map settings" of an app (migration 0014). */
+export interface AppSettingsTable {
+  app_id: string;
+  key: string;
+  value: boolean;
+  updated_at: Timestamp;
+}
+
+/** An app's webhook (migration 0014). */
+export interface WebhooksTable {
+  app_id: string;
+  id: string;
+  name: string;
+  url: string;
+  use_basic_auth: boolean;
+  username: string | null;
+  /** Kept as given: deliveries send it in HTTP Basic auth. */
+  password: string | null;
+  enabled: boolean;
+  retry_on_failure: boolean;
+  /** Trigger names, sorted and distinct. */
+  triggers: ColumnType<string[], string[] | undefined, string[]>;
+  /** Signs deliveries; shown once, at creation. */
+  signing_secret: string;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+// The management API's tables, merged into DB (TypeScript merges the two declarations).
+export interface DB {
+  management_keys: ManagementKeysTable;
+  app_deletions: AppDeletionsTable;
+  app_settings: AppSettingsTable;
+  webhooks: WebhooksTable;
+}

@@ -96,6 +96,16 @@ export const ERROR_CATALOGUE = {
   ERR_IMPORT_MUID_ALREADY_EXISTS: { status: 400, message: 'A message with the muid {muid} from {sender} has been imported already.' },
   ERR_IMPORT_INVALID_JOINEDAT: { status: 400, message: 'The joinedAt {joinedAt} must not be before the group\'s createdAt ({createdAt}) nor in the future.' },
 
+  // The management API (NOTES §1.3, "Management API"; docs/management-api.md). A wrong key or
+  // secret answers AUTH_ERR_APIKEY_NOT_FOUND with a message of its own.
+  AUTH_ERR_EMPTY_AUTH_HEADER: {
+    status: 401,
+    message: 'The key and secret headers are required: a management credential of this deployment (parley admin keys create).',
+  },
+  ERR_APP_NOT_FOUND: { status: 404, message: 'The app {appId} does not exist.' },
+  ERR_WEBHOOK_NOT_FOUND: { status: 404, message: 'The webhook {id} does not exist in the app {appId}.' },
+  ERR_TRIGGER_NOT_FOUND: { status: 404, message: 'No such trigger: {triggers}. The triggers are {known}.' },
+
   // General
   ERR_BAD_REQUEST: { status: 400, message: 'The request is not valid.' },
   ERR_API_NOT_FOUND: { status: 404, message: 'The API {method} {url} does not exist.' },

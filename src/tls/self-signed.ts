@@ -127,5 +127,5 @@ export function createSelfSignedCertificate(names: string[], days = 825): SelfSi
 
 /** The names Parley's own certificate covers: every app host of the region, and loopback. */
 export function parleyCertificateNames(region: string, domain: string): string[] {
-  return [`*.api-${region}.${domain}`, `api-${region}.${domain}`, 'localhost', '127.0.0.1'];
+  return [`*.api-${region}.${domain}`, `api-${region}.${domain}`, `apimgmt.${domain}`, 'localhost', '127.0.0.1'];
 }

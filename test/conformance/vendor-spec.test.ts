@@ -15,6 +15,8 @@ const REFERENCE = path.resolve('../shared/reference');
 const SPECS = [
   { file: 'cometchat-chat-apis.json', prefixes: ['/v3'] },
   { file: 'cometchat-data-import-apis.json', prefixes: ['/v3', '/v3.0'] },
+  // The management API: its paths on apimgmt.<domain>, and under /mgmt on any host.
+  { file: 'cometchat-management-apis.json', prefixes: ['', '/mgmt'] },
 ];
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 const available = fs.existsSync(path.join(REFERENCE, SPECS[0]!.file));

@@ -44,7 +44,7 @@ export function hostOf(app: { appId: string }, region = TEST_REGION): string {
  * Config a test may change, e.g. a small data import maximum, or rate limits (production's by
  * default) with the clock of their windows.
  */
-export type TestConfig = Partial<Pick<Config, 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'redisUrl' | 'redisKeyPrefix'>> & {
+export type TestConfig = Partial<Pick<Config, 'webhookAllowPrivate' | 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'redisUrl' | 'redisKeyPrefix'>> & {
   rateLimits?: Partial<RateLimits>;
   clock?: () => number;
 };
@@ -53,7 +53,8 @@ export async function createTestApp(options: TestConfig = {}, databaseOptions: T
   const testDb = await createTestDatabase(databaseOptions);
   const { clock, ...config } = options;
   const { app, services } = await buildApp({
-    config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024, ...config },
+    // Webhooks may call loopback receivers in tests (PARLEY_WEBHOOK_ALLOW_PRIVATE=1) unless a test says otherwise.
+    config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024, webhookAllowPrivate: true, ...config },
     database: testDb.database,
     clock,
     logger: process.env.PARLEY_TEST_LOG ? { level: process.env.PARLEY_TEST_LOG } : false,
@@ -103,4 +104,39 @@ export function body<T = any>(response: LightMyRequestResponse): T {
 /** The error code of a response. */
 export function errorCode(response: LightMyRequestResponse): string | undefined {
   return (response.json() as { error?: { code?: string } }).error?.code;
+}
+
+/** A management credential of the test deployment (docs/management-api.md). */
+export interface ManagementCredential {
+  key: string;
+  secret: string;
+}
+
+export async function newManagementCredential(t: TestApp): Promise<ManagementCredential> {
+  const created = await t.services.management.createKey({ appId: '', requestId: 'test', log: silentLogger });
+  return { key: created.key, secret: created.secret };
+}
+
+/**
+ * A management API request: `/mgmt<path>` on any host, or with `vendorHost` the vendor's path on
+ * apimgmt.<domain>. `credential` false sends no key or secret.
+ */
+export function managementCall(
+  t: TestApp,
+  credential: ManagementCredential | false,
+  path: string,
+  options: { method?: InjectOptions['method']; body?: unknown; query?: Record<string, string>; headers?: Record<string, string>; vendorHost?: boolean } = {},
+): Promise<LightMyRequestResponse> {
+  const headers: Record<string, string> = { host: options.vendorHost ? `apimgmt.${TEST_DOMAIN}` : 'localhost', ...options.headers };
+  if (credential) {
+    headers.key = credential.key;
+    headers.secret = credential.secret;
+  }
+  return t.app.inject({
+    method: options.method ?? 'GET',
+    url: options.vendorHost ? path : `/mgmt${path}`,
+    headers,
+    ...(options.query ? { query: options.query } : {}),
+    ...(options.body !== undefined ? { payload: options.body as InjectOptions['payload'] } : {}),
+  });
 }

@@ -150,6 +150,7 @@ export interface Catalogue {
 export const TABLES_WITHOUT_APP_ID: Record<string, { appColumn: string | null; why: string }> = {
   apps: { appColumn: 'id', why: 'the tenants themselves: an app is the row whose id is the app id' },
   parley_migrations: { appColumn: null, why: 'deployment-wide bookkeeping of applied migrations, no app’s data' },
+  management_keys: { appColumn: null, why: 'the deployment’s management credentials (docs/management-api.md): they act on every app, no app’s data' },
 };
 
 export async function readCatalogue(t: TestApp): Promise<Catalogue> {

@@ -63,3 +63,19 @@ describe('config: the event log', () => {
     for (const bad of ['0', 'week', '1.5', '4000']) assert.throws(() => loadConfig({ PARLEY_EVENT_RETENTION_DAYS: bad }), ConfigError, bad);
   });
 });
+
+describe('config: webhook URLs', () => {
+  it('allows webhooks https to public hosts only by default', () => {
+    assert.equal(loadConfig({}).webhookAllowPrivate, false);
+  });
+
+  it('reads PARLEY_WEBHOOK_ALLOW_PRIVATE', () => {
+    assert.equal(loadConfig({ PARLEY_WEBHOOK_ALLOW_PRIVATE: '1' }).webhookAllowPrivate, true);
+    assert.equal(loadConfig({ PARLEY_WEBHOOK_ALLOW_PRIVATE: 'true' }).webhookAllowPrivate, true);
+    assert.equal(loadConfig({ PARLEY_WEBHOOK_ALLOW_PRIVATE: '0' }).webhookAllowPrivate, false);
+  });
+
+  it('refuses a PARLEY_WEBHOOK_ALLOW_PRIVATE that is not 0 or 1, naming it', () => {
+    assert.throws(() => loadConfig({ PARLEY_WEBHOOK_ALLOW_PRIVATE: 'maybe' }), (error: Error) => error instanceof ConfigError && /PARLEY_WEBHOOK_ALLOW_PRIVATE/.test(error.message));
+  });
+});

@@ -13,8 +13,9 @@ describe('self-signed certificate', () => {
     assert.ok(x509.checkPrivateKey(crypto.createPrivateKey(key)));
   });
 
-  it('covers every app host of the region, and loopback', () => {
+  it('covers every app host of the region, the management API, and loopback', () => {
     assert.equal(x509.checkHost('myapp.api-eu.chat.example.com'), '*.api-eu.chat.example.com');
+    assert.equal(x509.checkHost('apimgmt.chat.example.com'), 'apimgmt.chat.example.com');
     assert.equal(x509.checkHost('myapp.api-us.chat.example.com'), undefined);
     assert.equal(x509.checkHost('localhost'), 'localhost');
     assert.equal(x509.checkIP('127.0.0.1'), '127.0.0.1');

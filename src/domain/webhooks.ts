@@ -1,0 +1,115 @@
+import { BlockList, isIP } from 'node:net';
+import { TRIGGERS, type Trigger } from './events.js';
+
+/**
+ * Webhooks as the vendor's management API describes them (NOTES.md §3.2, §3.5, §6): their
+ * limits, the triggers a webhook may subscribe to, and which URLs a webhook may call.
+ */
+export const WEBHOOK_LIMITS = {
+  perApp: 25,
+  idLength: 50,
+  nameLength: 50,
+  urlLength: 255,
+  usernameLength: 50,
+  passwordLength: 100,
+} as const;
+
+/** A webhook id: letters, digits, underscores and hyphens, as the vendor's "alphanumeric, no spaces". */
+export const WEBHOOK_ID_PATTERN = /^[A-Za-z0-9_-]{1,50}$/;
+
+/** What each trigger Parley records means, as list-triggers shows it (the vendor's triggers, NOTES §6.3). */
+export const TRIGGER_DESCRIPTIONS: Record<Trigger, string> = {
+  message_sent: 'A message was sent (to a user or a group), including thread replies.',
+  message_edited: 'A message was edited; the payload is the edit action message.',
+  message_deleted: 'A message was deleted; the payload is the delete action message.',
+  user_mentioned: 'A message mentioned users (<@uid:UID>); sent once per message.',
+  message_delivery_receipt: 'A user marked a message (and those before it) as delivered.',
+  message_read_receipt: 'A user marked a message (and those before it) as read.',
+  message_reaction_added: 'A user reacted to a message.',
+  message_reaction_removed: 'A user removed a reaction from a message.',
+  user_blocked: 'A user blocked other users.',
+  user_unblocked: 'A user unblocked other users.',
+  group_created: 'A group was created.',
+  group_updated: 'A group was updated.',
+  group_deleted: 'A group was deleted.',
+  group_member_joined: 'A user joined a group.',
+  group_member_left: 'A member left a group.',
+  group_member_added: 'Users were added to a group.',
+  group_member_kicked: 'A member was kicked from a group.',
+  group_member_banned: 'A user was banned from a group.',
+  group_member_unbanned: 'A user was unbanned from a group.',
+  group_member_scope_changed: "A member's scope in a group changed.",
+  group_owner_transferred: 'The ownership of a group was handed to another member.',
+};
+
+/** The triggers a webhook may subscribe to, in the catalogue's order. */
+export const WEBHOOK_TRIGGERS: readonly Trigger[] = TRIGGERS;
+
+/**
+ * Addresses a webhook may not call unless the deployment allows it (PARLEY_WEBHOOK_ALLOW_PRIVATE):
+ * this machine, private and shared networks, link-local, multicast and reserved ranges, and the
+ * documentation ranges. IPv4 addresses mapped into IPv6 (::ffff:a.b.c.d) are checked as IPv4.
+ */
+const NON_PUBLIC = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
+  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) {
+  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10],
+  ['fec0::', 10], ['ff00::', 8],
+] as const) {
+  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
+}
+
+/** Whether `address` (an IPv4 or IPv6 literal) is not a public internet address. */
+export function isNonPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (family === 6) {
+    // NAT64 (64:ff9b::/96) and IPv4-mapped addresses carry an IPv4 address: check that one.
+    const embedded = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+    if (embedded) return NON_PUBLIC.check(embedded, 'ipv4');
+    const mapped = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+    if (mapped) {
+      const high = Number.parseInt(mapped[1]!, 16);
+      const low = Number.parseInt(mapped[2]!, 16);
+      return NON_PUBLIC.check(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, 'ipv4');
+    }
+  }
+  return NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** Names that never reach a public host: this machine, one-label names, and special-use domains. */
+const LOCAL_NAME = /(^|\.)(localhost|local|internal|home\.arpa|localdomain)$/;
+
+/**
+ * Why a webhook may not call `raw`, or undefined when it may. By default a webhook must call a
+ * public host over https; `allowPrivate` (PARLEY_WEBHOOK_ALLOW_PRIVATE) also lets it use http
+ * and private or loopback hosts. A host name is checked by its form only: the delivery checks
+ * the address it resolves to when it connects.
+ */
+export function webhookUrlProblem(raw: string, allowPrivate: boolean): string | undefined {
+  if (raw.length > WEBHOOK_LIMITS.urlLength) return `must be at most ${WEBHOOK_LIMITS.urlLength} characters`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute URL, such as https://example.com/webhooks';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https URL';
+  if (url.protocol === 'http:' && !allowPrivate) {
+    return 'must be an https URL (http is allowed only when the deployment sets PARLEY_WEBHOOK_ALLOW_PRIVATE=1)';
+  }
+  if (url.username || url.password) return 'must not hold a user name or password: use useBasicAuth, username and password';
+  if (allowPrivate) return undefined;
+  // The URL parser has normalised IPv4 written in other forms (2130706433, 0x7f.1) to dotted form.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  if (isIP(host) ? isNonPublicAddress(host) : !host.includes('.') || LOCAL_NAME.test(host)) {
+    return `must call a public host: ${host} is a loopback, private, link-local or reserved address (allowed only when the deployment sets PARLEY_WEBHOOK_ALLOW_PRIVATE=1)`;
+  }
+  return undefined;
+}
