@@ -68,6 +68,20 @@ export const SETTINGS_PER_APP = 500;
  * credentials, its apps (create, list, delete, usage) and their settings. A deployment-level
  * service: `ctx.appId` names the app of the app-scoped operations, and is empty otherwise.
  */
+/** The path's app id (`ctx.appId`), if it can name an app; else ERR_APP_NOT_FOUND (shared by the management services). */
+export function managedAppId(ctx: RequestContext): string {
+  if (!APP_ID_PATTERN.test(ctx.appId)) throw appNotFound(ctx.appId);
+  return ctx.appId;
+}
+
+/** The path's app, which must exist in this region and not be being deleted (shared by the management services). */
+export async function requireActiveApp(apps: ManagementAppsRepository, region: string, ctx: RequestContext): Promise<string> {
+  const appId = managedAppId(ctx);
+  const app = await apps.get(appId, region);
+  if (!app || app.deleting) throw appNotFound(appId);
+  return appId;
+}
+
 export class ManagementService {
   constructor(
     private readonly deps: {
@@ -244,15 +258,11 @@ export class ManagementService {
 
   /** The app `ctx.appId`, which must exist in this region and not be being deleted. */
   async requireActiveApp(ctx: RequestContext): Promise<string> {
-    const appId = this.appIdOf(ctx);
-    const app = await this.deps.apps.get(appId, this.deps.region);
-    if (!app || app.deleting) throw appNotFound(appId);
-    return appId;
+    return requireActiveApp(this.deps.apps, this.deps.region, ctx);
   }
 
   private appIdOf(ctx: RequestContext): string {
-    if (!APP_ID_PATTERN.test(ctx.appId)) throw appNotFound(ctx.appId);
-    return ctx.appId;
+    return managedAppId(ctx);
   }
 
   private appView(row: ManagedAppRow, keys: readonly AppKeyRow[], createdBy?: string): ManagedApp {

@@ -6,13 +6,12 @@ import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { isTrigger } from '../domain/events.js';
 import { AppError, badRequest } from '../domain/errors.js';
-import { APP_ID_PATTERN } from '../domain/normalize.js';
 import { pageMeta, pageOffset, type PageMeta } from '../domain/pagination.js';
 import { toUnix } from '../domain/time.js';
 import { TRIGGER_DESCRIPTIONS, WEBHOOK_ID_PATTERN, WEBHOOK_LIMITS, WEBHOOK_TRIGGERS, webhookUrlProblem } from '../domain/webhooks.js';
 import type { ManagementAppsRepository } from '../repositories/management-apps.repository.js';
 import type { WebhookChanges, WebhookRow, WebhooksRepository } from '../repositories/webhooks.repository.js';
-import { appNotFound } from './management.service.js';
+import { appNotFound, managedAppId, requireActiveApp } from './management.service.js';
 
 /** A webhook as the management API answers it (the password is never shown). */
 export interface Webhook {
@@ -178,15 +177,11 @@ export class WebhooksService {
   }
 
   private async requireApp(ctx: RequestContext): Promise<string> {
-    const appId = this.appIdOf(ctx);
-    const app = await this.deps.apps.get(appId, this.deps.region);
-    if (!app || app.deleting) throw appNotFound(appId);
-    return appId;
+    return requireActiveApp(this.deps.apps, this.deps.region, ctx);
   }
 
   private appIdOf(ctx: RequestContext): string {
-    if (!APP_ID_PATTERN.test(ctx.appId)) throw appNotFound(ctx.appId);
-    return ctx.appId;
+    return managedAppId(ctx);
   }
 
   private checkedName(raw: string): string {
