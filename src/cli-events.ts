@@ -6,7 +6,7 @@
  */
 import type { Services } from './container.js';
 import type { RequestContext } from './domain/context.js';
-import { isTrigger } from './domain/events.js';
+import { EVENT_ID_PATTERN, isTrigger } from './domain/events.js';
 
 /** What the command needs from cli.ts: a context for an app, and its usage error. */
 interface CommandIo {
@@ -40,7 +40,7 @@ export async function eventsCommand(
   const triggers = flags.triggers?.split(',').map((name) => name.trim()).filter(Boolean);
   const unknown = triggers?.find((name) => !isTrigger(name));
   if (unknown !== undefined) throw io.usage(`--triggers names an unknown trigger: ${unknown}`);
-  if (flags.after !== undefined && !/^[0-9]{1,19}$/.test(flags.after)) throw io.usage('--after must be an event id.');
+  if (flags.after !== undefined && !new RegExp(EVENT_ID_PATTERN).test(flags.after)) throw io.usage('--after must be an event id.');
   const remove = await services.eventFeed.subscribe(
     { appId: ctx.appId, ...(triggers ? { triggers: new Set(triggers) } : {}), send: (event) => output(JSON.stringify({ id: event.id, ...event.payload })) },
     flags.after,

@@ -40,6 +40,12 @@ export interface NewEvent {
   data: Record<string, unknown>;
 }
 
+/**
+ * An event id as a client names one (Last-Event-ID, `parley events tail --after`): digits that
+ * fit PostgreSQL's bigint (18 always do; 19 may overflow it).
+ */
+export const EVENT_ID_PATTERN = '^[0-9]{1,18}$';
+
 const KNOWN = new Set<string>(TRIGGERS);
 export function isTrigger(name: string): name is Trigger {
   return KNOWN.has(name);

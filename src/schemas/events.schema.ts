@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { EVENT_ID_PATTERN } from '../domain/events.js';
 
 export const EventStreamQuery = Type.Object({
   triggers: Type.Optional(
@@ -11,6 +12,6 @@ export const EventStreamQuery = Type.Object({
 
 export const EventStreamHeaders = Type.Object({
   'last-event-id': Type.Optional(
-    Type.String({ pattern: '^[0-9]{1,19}$', description: 'Resume after this event id (the `id` of the last event received), from the log.' }),
+    Type.String({ pattern: EVENT_ID_PATTERN, description: 'Resume after this event id (the `id` of the last event received), from the log.' }),
   ),
 });

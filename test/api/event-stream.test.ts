@@ -189,7 +189,7 @@ describe('the live event stream', () => {
       const response = await t.call(t.appA, '/v3/events', { key });
       assert.equal(response.statusCode, 401, response.body);
     }
-    for (const lastEventId of ['abc', '-1', '1'.repeat(25)]) {
+    for (const lastEventId of ['abc', '-1', '1'.repeat(25), '9'.repeat(19)]) {
       const response = await t.call(t.appA, '/v3/events', { headers: { 'last-event-id': lastEventId } });
       assert.equal(body(response).error.code, 'ERR_BAD_REQUEST', lastEventId);
     }
