@@ -51,9 +51,7 @@ export class EventsRepository {
   /** Events of these apps with `afterId < id <= upToId`, oldest first, at most `limit`. */
   async listBetween(appIds: readonly string[], afterId: string, upToId: string, limit: number, tx: Executor = this.db): Promise<EventRow[]> {
     if (appIds.length === 0) return [];
-    const rows = await tx
-      .selectFrom('events')
-      .select(['app_id', 'id', 'trigger', 'conversation_id', 'message_id', 'data', 'created_at'])
+    const rows = await selectEvents(tx)
       .where('app_id', '=', anyOf(appIds))
       .where('id', '>', afterId)
       .where('id', '<=', upToId)
@@ -65,9 +63,7 @@ export class EventsRepository {
 
   /** The app's events after `afterId` (up to `upToId` when given), oldest first. */
   async listAfter(appId: string, afterId: string, limit: number, upToId?: string, tx: Executor = this.db): Promise<EventRow[]> {
-    let query = tx
-      .selectFrom('events')
-      .select(['app_id', 'id', 'trigger', 'conversation_id', 'message_id', 'data', 'created_at'])
+    let query = selectEvents(tx)
       .where('app_id', '=', appId)
       .where('id', '>', afterId);
     if (upToId !== undefined) query = query.where('id', '<=', upToId);
@@ -104,6 +100,11 @@ export class EventsRepository {
         order by o.id limit ${batch})`.execute(tx);
     return Number(result.numAffectedRows ?? 0);
   }
+}
+
+/** The columns of an EventRow, read by every list. */
+function selectEvents(tx: Executor) {
+  return tx.selectFrom('events').select(['app_id', 'id', 'trigger', 'conversation_id', 'message_id', 'data', 'created_at']);
 }
 
 function eventRow(row: { app_id: string; id: string; trigger: string; conversation_id: string | null; message_id: string | null; data: unknown; created_at: Date }): EventRow {
