@@ -42,7 +42,7 @@ export async function eventsCommand(
   if (unknown !== undefined) throw io.usage(`--triggers names an unknown trigger: ${unknown}`);
   if (flags.after !== undefined && !new RegExp(EVENT_ID_PATTERN).test(flags.after)) throw io.usage('--after must be an event id.');
   const remove = await services.eventFeed.subscribe(
-    { appId: ctx.appId, ...(triggers ? { triggers: new Set(triggers) } : {}), send: (event) => output(JSON.stringify({ id: event.id, ...event.payload })) },
+    { appId: ctx.appId, ...(triggers?.length ? { triggers: new Set(triggers) } : {}), send: (event) => output(JSON.stringify({ id: event.id, ...event.payload })) },
     flags.after,
     ctx.log,
   );

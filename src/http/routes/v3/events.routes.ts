@@ -66,7 +66,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       };
       try {
         const remove = await services.eventFeed.subscribe(
-          { appId: request.ctx.appId, ...(names ? { triggers: new Set(names) } : {}), send },
+          { appId: request.ctx.appId, ...(names?.length ? { triggers: new Set(names) } : {}), send },
           request.headers['last-event-id'],
           request.log,
         );
