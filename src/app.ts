@@ -19,7 +19,7 @@ import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
   config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> &
-    Partial<Pick<Config, 'webhookAllowPrivate' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs' | 'eventRetentionMs'>> &
+    Partial<Pick<Config, 'webhookAllowPrivate' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs' | 'eventRetentionMs' | 'webhookTimeoutMs' | 'webhookRetry'>> &
     RateLimitConfig;
   database: Database;
   /** The clock of the rate-limit windows, in ms (tests); Date.now by default. */
@@ -80,8 +80,13 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     webhookAllowPrivate: options.config.webhookAllowPrivate,
     rateLimits,
     eventRetentionMs: options.config.eventRetentionMs,
+    webhookTimeoutMs: options.config.webhookTimeoutMs,
+    webhookRetry: options.config.webhookRetry,
   });
-  app.addHook('onClose', () => services.eventFeed.stop());
+  app.addHook('onClose', async () => {
+    await services.webhookDispatcher.stop();
+    await services.eventFeed.stop();
+  });
 
   const inFlight = trackInFlight(app);
   // JSON bodies: nesting and text checked as they are parsed (see text-guard.ts).

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from './domain/webhooks.js';
 import { parseRateLimits, RateLimitsFormatError, withDefaults, type RateLimits } from './domain/rate-limits.js';
 
 export const REGIONS = ['us', 'eu', 'in'] as const;
@@ -48,6 +49,10 @@ export interface Config {
   redisKeyPrefix: string;
   /** How long the event log keeps an event (PARLEY_EVENT_RETENTION_DAYS, default 7; docs/events.md). */
   eventRetentionMs: number;
+  /** Webhook delivery (docs/webhooks.md): the time a receiver has to answer (PARLEY_WEBHOOK_TIMEOUT_MS, default 5 s). */
+  webhookTimeoutMs: number;
+  /** When failed deliveries are retried (PARLEY_WEBHOOK_RETRY_DELAYS, PARLEY_WEBHOOK_RETRY_HORIZON_HOURS). */
+  webhookRetry: RetrySchedule;
 }
 
 export interface DatabaseTimeouts {
@@ -60,6 +65,8 @@ export interface DatabaseTimeouts {
 }
 
 /** The event log's retention: 7 days. */
+/** A webhook's receiver has 5 s to answer. */
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = 5_000;
 export const DEFAULT_EVENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 export const DEFAULT_DB_TIMEOUTS: DatabaseTimeouts = { acquireMs: 10_000, statementMs: 30_000, idleInTransactionMs: 60_000 };
@@ -112,6 +119,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisUrl: redisUrlVar(env.PARLEY_REDIS_URL),
     redisKeyPrefix: env.PARLEY_REDIS_PREFIX ?? 'parley:',
     eventRetentionMs: intVar(env, 'PARLEY_EVENT_RETENTION_DAYS', DEFAULT_EVENT_RETENTION_MS / DAY_MS, 1, 3650) * DAY_MS,
+    webhookTimeoutMs: intVar(env, 'PARLEY_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 100, 60_000),
+    webhookRetry: retryScheduleVar(env),
   };
   const merged = { ...config, ...definedOnly(overrides) };
   if (overrides.region !== undefined) merged.region = regionVar(overrides.region);
@@ -135,6 +144,33 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}; got "${raw}".`);
   }
   return value;
+}
+
+/**
+ * PARLEY_WEBHOOK_RETRY_DELAYS: the waits before the first retries, seconds, comma-separated
+ * (default 10,30: the vendor's); PARLEY_WEBHOOK_RETRY_HORIZON_HOURS: no retry later than this
+ * after the first attempt (default 24). Both take fractions (0.5).
+ */
+function retryScheduleVar(env: Env): RetrySchedule {
+  const rawDelays = env.PARLEY_WEBHOOK_RETRY_DELAYS;
+  let delaysMs = DEFAULT_RETRY_SCHEDULE.delaysMs;
+  if (rawDelays) {
+    const seconds = rawDelays.split(',').map((part) => Number(part.trim()));
+    if (seconds.length > 10 || seconds.some((value) => !Number.isFinite(value) || value <= 0 || value > 86_400)) {
+      throw new ConfigError(`PARLEY_WEBHOOK_RETRY_DELAYS must be 1-10 waits in seconds, such as 10,30; got "${rawDelays}".`);
+    }
+    delaysMs = seconds.map((value) => Math.round(value * 1000));
+  }
+  let horizonMs = DEFAULT_RETRY_SCHEDULE.horizonMs;
+  const rawHorizon = env.PARLEY_WEBHOOK_RETRY_HORIZON_HOURS;
+  if (rawHorizon) {
+    const hours = Number(rawHorizon);
+    if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 30) {
+      throw new ConfigError(`PARLEY_WEBHOOK_RETRY_HORIZON_HOURS must be a number of hours from 0 to 720; got "${rawHorizon}".`);
+    }
+    horizonMs = Math.round(hours * 3_600_000);
+  }
+  return { ...DEFAULT_RETRY_SCHEDULE, delaysMs, horizonMs };
 }
 
 function boolVar(env: Env, name: string): boolean {

@@ -1,4 +1,10 @@
-import { DEFAULT_EVENT_RETENTION_MS, DEFAULT_IMPORT_MAX_RECORDS, type Config } from './config.js';
+import { DEFAULT_EVENT_RETENTION_MS, DEFAULT_IMPORT_MAX_RECORDS, DEFAULT_WEBHOOK_TIMEOUT_MS, type Config } from './config.js';
+import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from './domain/webhooks.js';
+import { WebhookDeliveriesRepository } from './repositories/webhook-deliveries.repository.js';
+import { WebhookDeliveriesService } from './services/webhook-deliveries.service.js';
+import { WebhookDispatcher } from './services/webhook-dispatcher.js';
+import { WebhookSender } from './services/webhook-sender.js';
+import { PARLEY_VERSION } from './version.js';
 import { coalesced } from './db/batcher.js';
 import type { Database, Engine } from './db/database.js';
 import type { Logger } from './domain/context.js';
@@ -107,7 +113,15 @@ export function createCoalescing(
 export function createServices(
   database: Database,
   config: Pick<Config, 'region'>,
-  options: { webhookAllowPrivate?: boolean; credentialCacheTtlMs?: number; importMaxRecords?: number; rateLimits?: RateLimitOptions; eventRetentionMs?: number } = {},
+  options: {
+    webhookAllowPrivate?: boolean;
+    webhookTimeoutMs?: number;
+    webhookRetry?: RetrySchedule;
+    credentialCacheTtlMs?: number;
+    importMaxRecords?: number;
+    rateLimits?: RateLimitOptions;
+    eventRetentionMs?: number;
+  } = {},
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
@@ -156,13 +170,17 @@ export function createServices(
     settleMs: options.credentialCacheTtlMs ?? 5_000,
     noteBulkWrite: (rows) => database.noteBulkWrite(rows),
   });
+  const webhookRows = new WebhooksRepository(db);
+  const webhookDeliveries = new WebhookDeliveriesRepository(db);
   const webhooks = new WebhooksService({
     db,
-    webhooks: new WebhooksRepository(db),
+    webhooks: webhookRows,
+    deliveries: webhookDeliveries,
     apps: managementApps,
     region: config.region,
     allowPrivate: options.webhookAllowPrivate ?? false,
   });
+  const webhookDeliveriesService = new WebhookDeliveriesService({ webhooks, deliveries: webhookDeliveries });
   const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
   const users = new UsersService({
     db,
@@ -271,7 +289,23 @@ export function createServices(
   const eventFeed = new EventFeed({ events: repositories.events, payloads: eventPayloads, pollMs: 25 });
   // The event log's cleanup (the server runs it every minute).
   const eventRetention = new EventRetention({ events: repositories.events, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
-  return { eventRetention, eventPayloads, eventFeed, apps, management, webhooks, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
+  // Webhook delivery (docs/webhooks.md): the fan-out of the feed's events to deliveries, and
+  // their posting; the server starts it.
+  const webhookDispatcher = new WebhookDispatcher({
+    db,
+    deliveries: webhookDeliveries,
+    webhooks: webhookRows,
+    feed: eventFeed,
+    payloads: eventPayloads,
+    sender: new WebhookSender({
+      timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+      allowPrivate: options.webhookAllowPrivate ?? false,
+      userAgent: `Parley-Webhooks/${PARLEY_VERSION}`,
+    }),
+    retry: options.webhookRetry ?? DEFAULT_RETRY_SCHEDULE,
+    timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+  });
+  return { eventRetention, eventPayloads, eventFeed, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
 }
 
 export type Services = ReturnType<typeof createServices>;

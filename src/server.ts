@@ -115,6 +115,8 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
     await parley.app.listen({ port: config.port, host: config.host });
     // The event log's retention (docs/events.md).
     parley.services.eventRetention.start(EVENT_CLEANUP_INTERVAL_MS, log);
+    // Webhook delivery (docs/webhooks.md).
+    parley.services.webhookDispatcher.start(log);
     const port = (parley.app.server.address() as AddressInfo).port;
     let closing: Promise<void> | undefined;
     return {
@@ -140,6 +142,7 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
             if (!(await parley.drained(Math.max(0, deadline - Date.now())))) log.warn('requests still running after the grace period');
           } finally {
             await parley.services.eventRetention.stop();
+            await parley.services.webhookDispatcher.stop();
             if (!(await within(database.close(), DATABASE_CLOSE_MS))) log.warn('the database did not close in time');
           }
           log.info('stopped');

@@ -104,6 +104,7 @@ export const ERROR_CATALOGUE = {
   },
   ERR_APP_NOT_FOUND: { status: 404, message: 'The app {appId} does not exist.' },
   ERR_WEBHOOK_NOT_FOUND: { status: 404, message: 'The webhook {id} does not exist in the app {appId}.' },
+  ERR_DELIVERY_NOT_FOUND: { status: 404, message: 'The delivery {id} does not exist for the webhook {webhookId}.' },
   ERR_TRIGGER_NOT_FOUND: { status: 404, message: 'No such trigger: {triggers}. The triggers are {known}.' },
 
   // General

@@ -113,3 +113,26 @@ export function webhookUrlProblem(raw: string, allowPrivate: boolean): string | 
   }
   return undefined;
 }
+
+/** When deliveries are retried (docs/webhooks.md): PARLEY_WEBHOOK_RETRY_DELAYS and PARLEY_WEBHOOK_RETRY_HORIZON_HOURS. */
+export interface RetrySchedule {
+  /** The waits before the first retries, in ms (the vendor's 10 s and 30 s); later waits double the last, up to `maxDelayMs`. */
+  delaysMs: readonly number[];
+  maxDelayMs: number;
+  /** No retry is scheduled later than this after a run's first attempt; the delivery is failed instead. */
+  horizonMs: number;
+}
+
+export const DEFAULT_RETRY_SCHEDULE: RetrySchedule = { delaysMs: [10_000, 30_000], maxDelayMs: 3_600_000, horizonMs: 24 * 3_600_000 };
+
+/**
+ * When to retry a delivery whose `attempts`-th attempt (1-based, of the current run begun at
+ * `firstAttemptAt`) failed at `failedAt`: a time, or undefined when the horizon is passed.
+ */
+export function nextRetryAt(schedule: RetrySchedule, attempts: number, firstAttemptAt: Date, failedAt: Date): Date | undefined {
+  const listed = schedule.delaysMs;
+  const last = listed[listed.length - 1] ?? 1_000;
+  const delay = attempts <= listed.length ? listed[attempts - 1]! : Math.min(schedule.maxDelayMs, last * 2 ** (attempts - listed.length));
+  const at = failedAt.getTime() + delay;
+  return at > firstAttemptAt.getTime() + schedule.horizonMs ? undefined : new Date(at);
+}

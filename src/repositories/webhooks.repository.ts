@@ -105,6 +105,22 @@ export class WebhooksRepository {
     return result.numDeletedRows > 0n;
   }
 
+  /** A new signing secret; the current one becomes the previous, signing beside it until `previousUntil`. */
+  async rotateSecret(appId: string, id: string, secret: string, previousUntil: Date, tx: Executor = this.db): Promise<boolean> {
+    const result = await tx
+      .updateTable('webhooks')
+      .set((eb) => ({
+        previous_signing_secret: eb.ref('signing_secret'),
+        previous_secret_expires_at: previousUntil,
+        signing_secret: secret,
+        updated_at: new Date(),
+      }))
+      .where('app_id', '=', appId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   /** Adds triggers to the webhook's (kept sorted and distinct), in one statement. */
   async addTriggers(appId: string, id: string, triggers: readonly string[], tx: Executor = this.db): Promise<WebhookRow | undefined> {
     return tx

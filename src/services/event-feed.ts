@@ -42,6 +42,7 @@ export class EventFeed {
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
   private readonly waiters: Array<() => void> = [];
+  private readonly advanceListeners: Array<(safeId: bigint) => void> = [];
 
   /** `pollMs`: how often the log is read while the feed runs (from its first reader until the app closes). */
   constructor(private readonly deps: { events: EventsRepository; payloads: EventPayloads; pollMs: number }) {}
@@ -49,6 +50,11 @@ export class EventFeed {
   /** The highest id of the log that can be handed out now, once known. */
   get safeId(): bigint | undefined {
     return this.safe;
+  }
+
+  /** Calls `listener` with the safe id each time it moves on (the webhook fan-out reads up to it). */
+  onAdvance(listener: (safeId: bigint) => void): void {
+    this.advanceListeners.push(listener);
   }
 
   /** Polls every `intervalMs` (a failed poll is logged and tried again); started by the first reader. */
@@ -123,6 +129,7 @@ export class EventFeed {
     if (safe === undefined || safe === this.safe) return;
     const from = this.safe;
     this.safe = safe;
+    for (const listener of this.advanceListeners) listener(safe);
     if (from !== undefined) await this.handOut(from, safe);
     for (const wake of this.waiters.splice(0)) wake();
   }

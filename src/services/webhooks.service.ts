@@ -10,6 +10,7 @@ import { pageMeta, pageOffset, type PageMeta } from '../domain/pagination.js';
 import { toUnix } from '../domain/time.js';
 import { TRIGGER_DESCRIPTIONS, WEBHOOK_ID_PATTERN, WEBHOOK_LIMITS, WEBHOOK_TRIGGERS, webhookUrlProblem } from '../domain/webhooks.js';
 import type { ManagementAppsRepository } from '../repositories/management-apps.repository.js';
+import type { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository.js';
 import type { WebhookChanges, WebhookRow, WebhooksRepository } from '../repositories/webhooks.repository.js';
 import { appNotFound, managedAppId, requireActiveApp } from './management.service.js';
 
@@ -56,6 +57,7 @@ export class WebhooksService {
     private readonly deps: {
       db: Kysely<DB>;
       webhooks: WebhooksRepository;
+      deliveries: WebhookDeliveriesRepository;
       apps: ManagementAppsRepository;
       region: string;
       /** PARLEY_WEBHOOK_ALLOW_PRIVATE: http URLs and private or loopback hosts are allowed. */
@@ -81,6 +83,8 @@ export class WebhooksService {
         if ((await this.deps.webhooks.count(appId, tx)) >= WEBHOOK_LIMITS.perApp) {
           throw new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: WEBHOOK_LIMITS.perApp, what: 'webhooks per app' } });
         }
+        // The app's deliveries start at the end of its log (the first webhook starts them).
+        await this.deps.deliveries.startCursor(appId, tx);
         // Field by field: a body may hold more fields than its type names.
         return this.deps.webhooks.create(
           appId,
@@ -116,12 +120,12 @@ export class WebhooksService {
   }
 
   async get(ctx: RequestContext, id: string): Promise<Webhook> {
-    return toWebhook(await this.find(ctx, id));
+    return toWebhook(await this.findRow(ctx, id));
   }
 
   /** update-webhook: changes the fields given; the URL and Basic auth are checked as on create. */
   async update(ctx: RequestContext, id: string, changes: WebhookUpdate): Promise<Webhook> {
-    const current = await this.find(ctx, id);
+    const current = await this.findRow(ctx, id);
     const set: WebhookChanges = {};
     if (changes.name !== undefined) set.name = this.checkedName(changes.name);
     if (changes.webhookURL !== undefined) set.url = this.checkedUrl(changes.webhookURL);
@@ -138,15 +142,21 @@ export class WebhooksService {
   }
 
   async delete(ctx: RequestContext, id: string): Promise<Result> {
-    const row = await this.find(ctx, id);
-    if (!(await this.deps.webhooks.delete(row.app_id, row.id))) throw webhookNotFound(ctx.appId, id);
+    const row = await this.findRow(ctx, id);
+    const deleted = await withTransaction(this.deps.db, 'delete_webhook', async (tx) => {
+      if (!(await this.deps.webhooks.delete(row.app_id, row.id, tx))) return false;
+      // Its deliveries go with it (a webhook made later with the same id starts afresh).
+      await this.deps.deliveries.deleteOfWebhook(row.app_id, row.id, tx);
+      return true;
+    }, ctx.log);
+    if (!deleted) throw webhookNotFound(ctx.appId, id);
     return { success: true, message: 'Deleted Webhook successfully.' };
   }
 
   /** add-triggers: subscribes the webhook to the triggers (those it has already stay); answers per trigger. */
   async addTriggers(ctx: RequestContext, id: string, triggerIds: readonly string[]): Promise<Record<string, Result>> {
     const triggers = checkedTriggers(triggerIds);
-    const row = await this.find(ctx, id);
+    const row = await this.findRow(ctx, id);
     if (!(await this.deps.webhooks.addTriggers(row.app_id, row.id, triggers))) throw webhookNotFound(ctx.appId, id);
     const answer: Record<string, Result> = {};
     for (const trigger of triggers) answer[trigger] = { success: true, message: 'Triggers has been added successfully.' };
@@ -155,7 +165,7 @@ export class WebhooksService {
 
   /** list-triggers: the triggers the webhook subscribes to, with what each means. */
   async listTriggers(ctx: RequestContext, id: string): Promise<{ data: Array<{ id: string; description: string }>; meta: PageMeta }> {
-    const row = await this.find(ctx, id);
+    const row = await this.findRow(ctx, id);
     const data = row.triggers.filter(isTrigger).map((trigger) => ({ id: trigger, description: TRIGGER_DESCRIPTIONS[trigger] }));
     return { data, meta: pageMeta({ page: 1, perPage: 100 }, data.length, data.length) };
   }
@@ -163,13 +173,25 @@ export class WebhooksService {
   /** remove-triggers: unsubscribes the webhook from the triggers (one it does not have is no error). */
   async removeTriggers(ctx: RequestContext, id: string, triggerIds: readonly string[]): Promise<Result> {
     const triggers = checkedTriggers(triggerIds);
-    const row = await this.find(ctx, id);
+    const row = await this.findRow(ctx, id);
     if (!(await this.deps.webhooks.removeTriggers(row.app_id, row.id, triggers))) throw webhookNotFound(ctx.appId, id);
     return { success: true, message: 'Removed trigger successfully.' };
   }
 
-  /** The webhook `id` of the app `ctx.appId`; not found when either is not there. */
-  private async find(ctx: RequestContext, id: string): Promise<WebhookRow> {
+  /**
+   * Makes a new signing secret (shown this once); the old one keeps signing beside it for
+   * `overlapSeconds`, so receivers can switch without refusing deliveries.
+   */
+  async rotateSecret(ctx: RequestContext, id: string, overlapSeconds = 86_400): Promise<{ signingSecret: string; previousSecretExpiresAt: number }> {
+    const current = await this.findRow(ctx, id);
+    const signingSecret = crypto.randomBytes(32).toString('hex');
+    const until = new Date(Date.now() + overlapSeconds * 1000);
+    if (!(await this.deps.webhooks.rotateSecret(current.app_id, current.id, signingSecret, until))) throw webhookNotFound(ctx.appId, id);
+    return { signingSecret, previousSecretExpiresAt: toUnix(until) };
+  }
+
+  /** The webhook `id` of the app `ctx.appId` (its row, also for the delivery log); not found when either is not there. */
+  async findRow(ctx: RequestContext, id: string): Promise<WebhookRow> {
     const appId = await this.requireApp(ctx);
     const row = WEBHOOK_ID_PATTERN.test(id) ? await this.deps.webhooks.get(appId, id) : undefined;
     if (!row) throw webhookNotFound(appId, id);

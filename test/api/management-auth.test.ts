@@ -26,6 +26,8 @@ const BODIES: Record<string, unknown> = {
   'update-webhook': { name: 'refused' },
   'add-triggers': { triggerIds: ['message_sent'] },
   'remove-triggers': { triggerIds: ['message_sent'] },
+  'redeliver-failed-webhook-deliveries': { since: 0 },
+  'rotate-webhook-signing-secret': {},
 };
 
 before(async () => {
@@ -40,7 +42,7 @@ before(async () => {
     .flatMap(([path, methods]) =>
       Object.entries<any>(methods).map(([method, op]) => ({
         method: method.toUpperCase(),
-        path: path.replace('{appId}', t.appA.appId).replace('{webhookId}', webhookId),
+        path: path.replace('{appId}', t.appA.appId).replace('{webhookId}', webhookId).replace('{deliveryId}', '1'),
         operationId: op.operationId as string,
         body: BODIES[op.operationId as string],
       })),
@@ -54,10 +56,11 @@ const send = (credential: ManagementCredential | false, op: (typeof operations)[
   managementCall(t, credential, op.path, { method: op.method as 'GET', headers, ...(op.body !== undefined ? { body: op.body } : {}) });
 
 describe('the management operations', () => {
-  it("are the vendor's App, Settings and Webhooks operations, documented at its paths with the key and secret headers", () => {
+  it("are the vendor's App, Settings and Webhooks operations and Parley's webhook extensions, documented at its paths with the key and secret headers", () => {
     assert.deepEqual(operations.map((op) => op.operationId).sort(), [
       'add-triggers', 'create-app', 'create-webhook', 'delete-app', 'delete-webhook', 'fetch-multi-tenant-usage', 'get-webhook', 'list-apps',
-      'list-settings', 'list-triggers', 'list-webhooks', 'map-settings', 'remove-triggers', 'unmap-settings', 'update-webhook',
+      'list-settings', 'list-triggers', 'list-webhook-deliveries', 'list-webhooks', 'map-settings', 'redeliver-failed-webhook-deliveries',
+      'redeliver-webhook-delivery', 'remove-triggers', 'rotate-webhook-signing-secret', 'unmap-settings', 'update-webhook',
     ]);
   });
 

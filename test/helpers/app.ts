@@ -44,7 +44,7 @@ export function hostOf(app: { appId: string }, region = TEST_REGION): string {
  * Config a test may change, e.g. a small data import maximum, or rate limits (production's by
  * default) with the clock of their windows.
  */
-export type TestConfig = Partial<Pick<Config, 'webhookAllowPrivate' | 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'redisUrl' | 'redisKeyPrefix'>> & {
+export type TestConfig = Partial<Pick<Config, 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookRetry' | 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'redisUrl' | 'redisKeyPrefix'>> & {
   rateLimits?: Partial<RateLimits>;
   clock?: () => number;
 };

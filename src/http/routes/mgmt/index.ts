@@ -5,6 +5,7 @@ import type { TenancySettings } from '../../plugins/tenancy.js';
 import { managementAppsRoutes } from './apps.routes.js';
 import type { ManagementRouteOptions } from './route-options.js';
 import { managementSettingsRoutes } from './settings.routes.js';
+import { managementWebhookDeliveriesRoutes } from './webhook-deliveries.routes.js';
 import { managementWebhooksRoutes } from './webhooks.routes.js';
 
 /**
@@ -13,7 +14,7 @@ import { managementWebhooksRoutes } from './webhooks.routes.js';
  * paths (`/apps/...`) for the host `apimgmt.<domain>` only, and at `/mgmt/apps/...` on any host
  * (left out of the OpenAPI document, which lists both bases as the operations' servers).
  */
-export const MANAGEMENT_ROUTE_MODULES = [managementAppsRoutes, managementSettingsRoutes, managementWebhooksRoutes];
+export const MANAGEMENT_ROUTE_MODULES = [managementAppsRoutes, managementSettingsRoutes, managementWebhooksRoutes, managementWebhookDeliveriesRoutes];
 
 export const managementRoutes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings; vendorHost: boolean }> = async (app, options) => {
   const host = `apimgmt.${options.tenancy.domain}`;

@@ -1,0 +1,271 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/transaction.js';
+import { extended } from '../domain/objects.js';
+import type { EventRow } from './events.repository.js';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** A lane taken by one process's claim: a webhook's pending deliveries of one conversation. */
+export interface ClaimedLane {
+  app_id: string;
+  webhook_id: string;
+  lane: string;
+}
+
+/** A pending delivery with the event it delivers (null when retention deleted it meanwhile). */
+export interface PendingDelivery {
+  id: string;
+  event_id: string;
+  trigger: string;
+  attempts: number;
+  first_attempt_at: Date | null;
+  event: EventRow | null;
+}
+
+/** What one attempt (or the decision not to make one) did to a delivery. */
+export interface AttemptOutcome {
+  id: string;
+  status: DeliveryStatus;
+  /** Whether an HTTP request was made (counted in `attempts`). */
+  attempted: boolean;
+  at: Date;
+  httpStatus: number | null;
+  error: string | null;
+}
+
+/** A delivery as the delivery log shows it. */
+export interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  trigger: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  last_attempt_at: Date | null;
+  created_at: Date;
+}
+
+/**
+ * What the event log owes each webhook (docs/webhooks.md): the fan-out of events to deliveries,
+ * the lanes that keep each conversation's deliveries in order, and the delivery log. The
+ * tables and their invariants are described in migration 0015.
+ */
+export class WebhookDeliveriesRepository {
+  constructor(private readonly db: Executor) {}
+
+  /**
+   * Starts the app's fan-out at the end of its log, unless it has started: a new webhook gets
+   * the events of changes made after it exists, not the log's past.
+   */
+  async startCursor(appId: string, tx: Executor = this.db): Promise<void> {
+    await sql`
+      insert into webhook_cursors (app_id, event_id)
+      select ${appId}, coalesce((select max(id) from events where app_id = ${appId}), 0)
+      on conflict (app_id) do nothing`.execute(tx);
+  }
+
+  /**
+   * One step of the fan-out, in one statement: the cursors of the apps that no other process is
+   * moving, each app's next events up to `safeId` (at most `perApp`), one delivery per event and
+   * enabled webhook subscribed to its trigger (created before the event's change began), their
+   * lanes made due, and the cursors moved past what was read. Answers how many apps it moved and
+   * the webhooks that got deliveries; `more` when some app had more events than `perApp`.
+   */
+  async fanOut(safeId: string, perApp: number, tx: Executor = this.db): Promise<{ deliveries: number; more: boolean }> {
+    const result = await sql<{ deliveries: string; more: boolean }>`
+      with claimed as (
+        select app_id, event_id from webhook_cursors where event_id < ${safeId}::bigint
+        order by app_id for update skip locked
+      ),
+      batch as (
+        select c.app_id, e.id, e.trigger, e.conversation_id, e.created_at
+        from claimed c cross join lateral (
+          select e.id, e.trigger, e.conversation_id, e.created_at from events e
+          where e.app_id = c.app_id and e.id > c.event_id and e.id <= ${safeId}::bigint
+          order by e.id limit ${perApp}) e
+      ),
+      counted as (
+        select c.app_id, count(b.id) as n, max(b.id) as last
+        from claimed c left join batch b on b.app_id = c.app_id group by c.app_id
+      ),
+      moved as (
+        update webhook_cursors w set event_id = case when n.n >= ${perApp} then n.last else ${safeId}::bigint end
+        from counted n where w.app_id = n.app_id
+        returning w.app_id
+      ),
+      made as (
+        insert into webhook_deliveries (app_id, webhook_id, event_id, trigger, lane)
+        select b.app_id, w.id, b.id, b.trigger, coalesce(b.conversation_id, '')
+        from batch b join webhooks w on w.app_id = b.app_id and w.enabled and b.trigger = any(w.triggers) and w.created_at <= b.created_at
+        order by b.app_id, w.id, b.id
+        on conflict do nothing
+        returning app_id, webhook_id, lane
+      ),
+      lanes as (
+        insert into webhook_lanes (app_id, webhook_id, lane, next_attempt_at)
+        select distinct app_id, webhook_id, lane, now() from made
+        on conflict (app_id, webhook_id, lane)
+        do update set next_attempt_at = coalesce(webhook_lanes.next_attempt_at, excluded.next_attempt_at)
+        returning app_id
+      )
+      select (select count(*) from made)::text as deliveries,
+             exists (select 1 from counted where n >= ${perApp}) as more,
+             (select count(*) from moved) + (select count(*) from lanes) as touched`.execute(tx);
+    const row = result.rows[0]!;
+    return { deliveries: Number(row.deliveries), more: row.more };
+  }
+
+  /**
+   * Takes due lanes of enabled webhooks for this process (`claim`): at most `perWebhook` of
+   * each webhook, except the webhooks in `busy` (app id and webhook id), and `total` in all. A
+   * taken lane is due again when the lease ends, so a process that died gives its lanes up.
+   */
+  async claimLanes(
+    options: { claim: string; perWebhook: number; total: number; leaseMs: number; busy: ReadonlyArray<readonly [string, string]> },
+    tx: Executor = this.db,
+  ): Promise<ClaimedLane[]> {
+    if (options.total <= 0) return [];
+    const busyApps = options.busy.map(([appId]) => appId);
+    const busyWebhooks = options.busy.map(([, webhookId]) => webhookId);
+    const result = await sql<ClaimedLane>`
+      with due as (
+        select l.app_id, l.webhook_id, l.lane
+        from webhooks w cross join lateral (
+          select l.app_id, l.webhook_id, l.lane from webhook_lanes l
+          where l.app_id = w.app_id and l.webhook_id = w.id and l.next_attempt_at <= now()
+          order by l.next_attempt_at limit ${options.perWebhook}
+          for update skip locked) l
+        where w.enabled
+          and not exists (select 1 from unnest(${busyApps}::text[], ${busyWebhooks}::text[]) as b (app_id, webhook_id)
+                          where b.app_id = w.app_id and b.webhook_id = w.id)
+        limit ${options.total}
+      )
+      update webhook_lanes l set next_attempt_at = now() + ${options.leaseMs} * interval '1 millisecond', claim = ${options.claim}
+      from due where l.app_id = due.app_id and l.webhook_id = due.webhook_id and l.lane = due.lane
+      returning l.app_id, l.webhook_id, l.lane`.execute(tx);
+    return result.rows;
+  }
+
+  /** The lane's pending deliveries in event order (at most `limit`), with their events. */
+  async pendingOf(lane: ClaimedLane, limit: number, tx: Executor = this.db): Promise<PendingDelivery[]> {
+    const result = await sql<{
+      id: string; event_id: string; trigger: string; attempts: number; first_attempt_at: Date | null;
+      e_id: string | null; conversation_id: string | null; message_id: string | null; data: Record<string, unknown> | null; e_created_at: Date | null;
+    }>`
+      select d.id::text, d.event_id::text, d.trigger, d.attempts, d.first_attempt_at,
+             e.id::text as e_id, e.conversation_id, e.message_id::text, e.data, e.created_at as e_created_at
+      from webhook_deliveries d left join events e on e.app_id = d.app_id and e.id = d.event_id
+      where d.app_id = ${lane.app_id} and d.webhook_id = ${lane.webhook_id} and d.lane = ${lane.lane} and d.status = 'pending'
+      order by d.event_id limit ${limit}`.execute(tx);
+    return result.rows.map((row) => ({
+      id: row.id,
+      event_id: row.event_id,
+      trigger: row.trigger,
+      attempts: row.attempts,
+      first_attempt_at: row.first_attempt_at,
+      event: row.e_id === null ? null : {
+        app_id: lane.app_id,
+        id: row.e_id,
+        trigger: row.trigger,
+        conversation_id: row.conversation_id,
+        message_id: row.message_id,
+        data: row.data,
+        created_at: row.e_created_at!,
+      },
+    }));
+  }
+
+  /**
+   * Records what the attempts of a lane's round did, and gives the lane back if the claim is
+   * still this process's: due again at `retryAt` (its head waits to be retried), at once when
+   * deliveries are still pending, else idle. The lane's row is locked before the pending ones
+   * are looked for, so a delivery that the fan-out adds meanwhile is seen (or makes it due).
+   */
+  async finishRound(lane: ClaimedLane, claim: string, outcomes: readonly AttemptOutcome[], retryAt: Date | null, tx: Executor): Promise<void> {
+    if (outcomes.length > 0) {
+      const records = JSON.stringify(outcomes.map((o) => ({ id: o.id, status: o.status, attempted: o.attempted, at: o.at.toISOString(), httpStatus: o.httpStatus, error: o.error })));
+      await sql`
+        update webhook_deliveries d
+        set status = r.status, attempts = d.attempts + case when r.attempted then 1 else 0 end,
+            first_attempt_at = case when r.attempted then coalesce(d.first_attempt_at, r.at) else d.first_attempt_at end,
+            last_attempt_at = case when r.attempted then r.at else d.last_attempt_at end,
+            last_status = case when r.attempted then r."httpStatus" else d.last_status end,
+            last_error = r.error
+        from json_to_recordset(${records}::json) as r (id bigint, status text, attempted boolean, at timestamptz, "httpStatus" int, error text)
+        where d.app_id = ${lane.app_id} and d.id = r.id and d.status = 'pending'`.execute(tx);
+    }
+    const mine = await sql`
+      select 1 from webhook_lanes
+      where app_id = ${lane.app_id} and webhook_id = ${lane.webhook_id} and lane = ${lane.lane} and claim = ${claim}
+      for update`.execute(tx);
+    if (mine.rows.length === 0) return;
+    await sql`
+      update webhook_lanes l
+      set claim = null,
+          next_attempt_at = case
+            when ${retryAt}::timestamptz is not null then ${retryAt}::timestamptz
+            when exists (select 1 from webhook_deliveries d
+                         where d.app_id = l.app_id and d.webhook_id = l.webhook_id and d.lane = l.lane and d.status = 'pending') then now()
+            else null end
+      where app_id = ${lane.app_id} and webhook_id = ${lane.webhook_id} and lane = ${lane.lane}`.execute(tx);
+  }
+
+  /** A page of the webhook's deliveries, newest first: those with ids below `beforeId` when given. */
+  async list(appId: string, webhookId: string, filter: { status?: DeliveryStatus; beforeId?: string; limit: number }, tx: Executor = this.db): Promise<DeliveryRow[]> {
+    let query = selectDeliveries(tx).where('app_id', '=', appId).where('webhook_id', '=', webhookId);
+    if (filter.status) query = query.where('status', '=', filter.status);
+    if (filter.beforeId !== undefined) query = query.where('id', '<', filter.beforeId);
+    return (await query.orderBy('id', 'desc').limit(filter.limit).execute()).map(deliveryRow);
+  }
+
+  async get(appId: string, webhookId: string, id: string, tx: Executor = this.db): Promise<DeliveryRow | undefined> {
+    const row = await selectDeliveries(tx).where('app_id', '=', appId).where('webhook_id', '=', webhookId).where('id', '=', id).executeTakeFirst();
+    return row && deliveryRow(row);
+  }
+
+  /**
+   * Makes deliveries pending again, for a new run of attempts (same id, attempts counted from 0),
+   * and their lanes due: the one `id` whatever its status, or (`failedSince`) every failed one
+   * created since then. Answers how many.
+   */
+  async redeliver(appId: string, webhookId: string, which: { id: string } | { failedSince: Date }, tx: Executor = this.db): Promise<number> {
+    const id = 'id' in which ? which.id : null;
+    const since = 'failedSince' in which ? which.failedSince : null;
+    const result = await sql<{ n: string }>`
+      with again as (
+        update webhook_deliveries d set status = 'pending', attempts = 0, first_attempt_at = null, last_error = null
+        where d.app_id = ${appId} and d.webhook_id = ${webhookId}
+          and (${id}::bigint is null or d.id = ${id}::bigint)
+          and (${since}::timestamptz is null or (d.status = 'failed' and d.created_at >= ${since}::timestamptz))
+        returning d.lane
+      ),
+      lanes as (
+        insert into webhook_lanes (app_id, webhook_id, lane, next_attempt_at)
+        select distinct ${appId}, ${webhookId}, lane, now() from again
+        on conflict (app_id, webhook_id, lane)
+        do update set next_attempt_at = coalesce(webhook_lanes.next_attempt_at, excluded.next_attempt_at)
+        returning lane
+      )
+      select (select count(*) from again)::text as n, (select count(*) from lanes) as lanes`.execute(tx);
+    return Number(result.rows[0]!.n);
+  }
+
+  /** Forgets a deleted webhook's deliveries and lanes. */
+  async deleteOfWebhook(appId: string, webhookId: string, tx: Executor = this.db): Promise<void> {
+    await tx.deleteFrom('webhook_lanes').where('app_id', '=', appId).where('webhook_id', '=', webhookId).execute();
+    await tx.deleteFrom('webhook_deliveries').where('app_id', '=', appId).where('webhook_id', '=', webhookId).execute();
+  }
+}
+
+function selectDeliveries(tx: Executor) {
+  return tx
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'webhook_id', 'event_id', 'trigger', 'status', 'attempts', 'last_status', 'last_error', 'last_attempt_at', 'created_at']);
+}
+
+function deliveryRow(row: DeliveryRow): DeliveryRow {
+  // bigint columns arrive as strings from pg and as numbers from PGlite.
+  return extended(row, { id: String(row.id), event_id: String(row.event_id) });
+}

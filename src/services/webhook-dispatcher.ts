@@ -1,0 +1,231 @@
+import crypto from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { withTransaction } from '../db/transaction.js';
+import { silentLogger, type Logger } from '../domain/context.js';
+import { extended } from '../domain/objects.js';
+import { signatureHeader } from '../domain/webhook-signature.js';
+import { nextRetryAt, type RetrySchedule } from '../domain/webhooks.js';
+import type { AttemptOutcome, ClaimedLane, PendingDelivery, WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository.js';
+import type { WebhookRow, WebhooksRepository } from '../repositories/webhooks.repository.js';
+import type { EventFeed } from './event-feed.js';
+import type { EventPayloads, RenderedEvent } from './event-payloads.js';
+import type { WebhookSender } from './webhook-sender.js';
+
+/** How much one process does at once (docs/webhooks.md). */
+export const DELIVERY_LIMITS = {
+  /** Lanes (a webhook's conversations) being sent at once. */
+  lanes: 64,
+  /** Lanes of one webhook at once: a slow endpoint holds at most these. */
+  lanesPerWebhook: 16,
+  /** Deliveries one lane sends before it is given back. */
+  perRound: 20,
+  /** Events of one app read by one step of the fan-out. */
+  fanOutPerApp: 1_000,
+  /** How often due lanes (retries, other processes' expired claims) are looked for besides when work arrives. */
+  claimEveryMs: 200,
+  /** How often the event log is polled for the safe id. */
+  feedPollMs: 25,
+};
+
+/**
+ * Delivers the event log to webhooks (docs/webhooks.md). Each time the feed's safe id moves,
+ * the fan-out turns the new events into deliveries (one process per app's stretch, through the
+ * cursor's row lock). Then due lanes are claimed with a lease, and each lane's deliveries are
+ * posted in event order: a failure with retries on holds the lane until its retry time, so a
+ * conversation's order is kept; a failure without them (or past the horizon) fails the delivery
+ * and the lane goes on. Another process takes over a lane whose lease ended.
+ */
+export class WebhookDispatcher {
+  /** This process's claim on the lanes it sends. */
+  private readonly claim = crypto.randomUUID();
+  private readonly leaseMs: number;
+  private readonly busy = new Map<string, number>();
+  private lanesInFlight = 0;
+  private readonly running = new Set<Promise<void>>();
+  private safe: bigint | undefined;
+  private fanning: Promise<void> | undefined;
+  private fanAgain = false;
+  private claiming: Promise<void> | undefined;
+  private claimAgain = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = true;
+  private listening = false;
+  private log: Logger = silentLogger;
+
+  constructor(
+    private readonly deps: {
+      db: Kysely<DB>;
+      deliveries: WebhookDeliveriesRepository;
+      webhooks: WebhooksRepository;
+      feed: EventFeed;
+      payloads: EventPayloads;
+      sender: WebhookSender;
+      retry: RetrySchedule;
+      timeoutMs: number;
+    },
+  ) {
+    // A claim outlives a lane's round: the round stops starting posts before the lease's last two timeouts.
+    this.leaseMs = Math.max(4 * deps.timeoutMs, 2_000);
+  }
+
+  /** Starts delivering (the server does; tests that deliver do). */
+  start(log: Logger): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.log = log;
+    if (!this.listening) {
+      this.listening = true;
+      this.deps.feed.onAdvance((safe) => {
+        this.safe = safe;
+        this.fanOut();
+      });
+    }
+    this.deps.feed.start(DELIVERY_LIMITS.feedPollMs, log);
+    this.timer = setInterval(() => this.claimRound(), DELIVERY_LIMITS.claimEveryMs);
+    this.timer.unref();
+  }
+
+  /** Stops: no new work; posts in flight end (within the timeout) and their lanes are given back. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.fanning;
+    await this.claiming;
+    await Promise.all(this.running);
+    this.deps.sender.close();
+  }
+
+  /** Turns the events up to the safe id into deliveries; one step at a time, again while the safe id moves. */
+  private fanOut(): void {
+    if (this.stopped) return;
+    if (this.fanning) {
+      this.fanAgain = true;
+      return;
+    }
+    this.fanning = (async () => {
+      do {
+        this.fanAgain = false;
+        const safe = this.safe;
+        if (safe === undefined) return;
+        for (;;) {
+          const step = await this.deps.deliveries.fanOut(String(safe), DELIVERY_LIMITS.fanOutPerApp);
+          if (step.deliveries > 0) this.claimRound();
+          if (!step.more || this.stopped) break;
+        }
+      } while (this.fanAgain && !this.stopped);
+    })()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'the webhook fan-out failed; it is tried again with the next events'))
+      .finally(() => (this.fanning = undefined));
+  }
+
+  /** Claims due lanes while this process has room, and sends each. */
+  private claimRound(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = (async () => {
+      do {
+        this.claimAgain = false;
+        const room = DELIVERY_LIMITS.lanes - this.lanesInFlight;
+        if (room <= 0) return;
+        const busy = [...this.busy].filter(([, n]) => n >= DELIVERY_LIMITS.lanesPerWebhook).map(([key]) => splitKey(key));
+        const lanes = await this.deps.deliveries.claimLanes({
+          claim: this.claim,
+          perWebhook: DELIVERY_LIMITS.lanesPerWebhook,
+          total: room,
+          leaseMs: this.leaseMs,
+          busy,
+        });
+        for (const lane of lanes) this.runLane(lane);
+      } while (this.claimAgain && !this.stopped);
+    })()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'claiming webhook deliveries failed'))
+      .finally(() => (this.claiming = undefined));
+  }
+
+  private runLane(lane: ClaimedLane): void {
+    const key = laneKey(lane);
+    this.busy.set(key, (this.busy.get(key) ?? 0) + 1);
+    this.lanesInFlight++;
+    const run: Promise<void> = this.sendLane(lane)
+      .catch((error: unknown) => this.log.warn({ err: error, webhook: lane.webhook_id }, 'a webhook delivery round failed; its lane is retried when its claim ends'))
+      .finally(() => {
+        const left = (this.busy.get(key) ?? 1) - 1;
+        if (left > 0) this.busy.set(key, left);
+        else this.busy.delete(key);
+        this.lanesInFlight--;
+        this.running.delete(run);
+        this.claimRound();
+      });
+    this.running.add(run);
+  }
+
+  /** One round of a lane: its pending deliveries in order, until one waits for a retry, the budget ends or the dispatcher stops. */
+  private async sendLane(lane: ClaimedLane): Promise<void> {
+    const started = Date.now();
+    const outcomes: AttemptOutcome[] = [];
+    let retryAt: Date | null = null;
+    const webhook = await this.deps.webhooks.get(lane.app_id, lane.webhook_id);
+    if (webhook?.enabled) {
+      const pending = await this.deps.deliveries.pendingOf(lane, DELIVERY_LIMITS.perRound);
+      const rendered = new Map<string, RenderedEvent>();
+      for (const event of await this.deps.payloads.render(pending.flatMap((p) => (p.event ? [p.event] : [])))) rendered.set(event.id, event);
+      for (const delivery of pending) {
+        if (this.stopped || Date.now() - started > this.leaseMs - 2 * this.deps.timeoutMs) break;
+        const event = rendered.get(delivery.event_id);
+        if (!event) {
+          const error = delivery.event ? "the event's message no longer exists" : 'the event is no longer in the log (retention)';
+          outcomes.push({ id: delivery.id, status: 'failed', attempted: false, at: new Date(), httpStatus: null, error });
+          continue;
+        }
+        const outcome = await this.attempt(webhook, delivery, event);
+        outcomes.push(outcome.result);
+        if (outcome.retryAt) {
+          retryAt = outcome.retryAt;
+          break;
+        }
+      }
+    }
+    await withTransaction(this.deps.db, 'webhook_round', (tx) => this.deps.deliveries.finishRound(lane, this.claim, outcomes, retryAt, tx), this.log);
+  }
+
+  /** Posts one delivery: delivered, retried later (the lane waits), or failed. */
+  private async attempt(webhook: WebhookRow, delivery: PendingDelivery, event: RenderedEvent): Promise<{ result: AttemptOutcome; retryAt?: Date }> {
+    const at = new Date();
+    const body = JSON.stringify(extended(event.payload, { webhook: webhook.id }));
+    const headers: Record<string, string> = {
+      'x-parley-signature': signatureHeader(signingSecrets(webhook, at), Math.floor(at.getTime() / 1000), body),
+      'x-parley-delivery': delivery.id,
+      'x-parley-attempt': String(delivery.attempts + 1),
+    };
+    if (webhook.use_basic_auth) {
+      headers.authorization = `Basic ${Buffer.from(`${webhook.username ?? ''}:${webhook.password ?? ''}`).toString('base64')}`;
+    }
+    const sent = await this.deps.sender.post(webhook.url, body, headers);
+    const result: AttemptOutcome = { id: delivery.id, status: 'delivered', attempted: true, at, httpStatus: sent.status, error: sent.error };
+    if (sent.ok) return { result };
+    const retryAt = webhook.retry_on_failure ? nextRetryAt(this.deps.retry, delivery.attempts + 1, delivery.first_attempt_at ?? at, new Date()) : undefined;
+    result.status = retryAt ? 'pending' : 'failed';
+    return retryAt ? { result, retryAt } : { result };
+  }
+}
+
+/** The secrets that sign now: the webhook's, and a rotated one while its overlap lasts. */
+function signingSecrets(webhook: WebhookRow, at: Date): string[] {
+  const previous = webhook.previous_signing_secret;
+  const until = webhook.previous_secret_expires_at;
+  return previous && until && until.getTime() > at.getTime() ? [webhook.signing_secret, previous] : [webhook.signing_secret];
+}
+
+function laneKey(lane: ClaimedLane): string {
+  return `${lane.app_id}\u0000${lane.webhook_id}`;
+}
+
+function splitKey(key: string): [string, string] {
+  const [appId, webhookId] = key.split('\u0000') as [string, string];
+  return [appId, webhookId];
+}

@@ -1,0 +1,174 @@
+/**
+ * Webhook delivery (docs/webhooks.md) to a real HTTP receiver on loopback: the vendor's
+ * envelope, Basic auth, the signature a receiver verifies, the delivery headers, retries, order
+ * within a conversation, redelivery, and what is never delivered.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { silentLogger } from '../../src/domain/context.js';
+import { verifySignature } from '../../src/domain/webhook-signature.js';
+import type { CreatedApp } from '../../src/services/apps.service.js';
+import { body, createTestApp, managementCall, newManagementCredential, TEST_REGION, uniqueId, type ManagementCredential, type TestApp } from '../helpers/app.js';
+import { newUids } from '../helpers/factories.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+
+let t: TestApp;
+let cred: ManagementCredential;
+before(async () => {
+  // Retries after 50 ms and 100 ms (the vendor's 10 s and 30 s would make a slow test).
+  t = await createTestApp({ webhookTimeoutMs: 1_000, webhookRetry: { delaysMs: [50, 100], maxDelayMs: 200, horizonMs: 60_000 } });
+  cred = await newManagementCredential(t);
+  t.services.webhookDispatcher.start(silentLogger);
+});
+after(async () => {
+  await t?.close();
+});
+
+const mgmt = (path: string, options: Parameters<typeof managementCall>[3] = {}) => managementCall(t, cred, path, options);
+
+async function createWebhook(app: CreatedApp, receiver: Receiver, triggers: string[], extra: Record<string, unknown> = {}) {
+  const id = uniqueId('wh');
+  const created = await mgmt(`/apps/${app.appId}/webhooks`, { method: 'POST', body: { id, name: id, webhookURL: receiver.url, ...extra } });
+  assert.equal(created.statusCode, 200, created.body);
+  const added = await mgmt(`/apps/${app.appId}/webhooks/${id}/triggers`, { method: 'POST', body: { triggerIds: triggers } });
+  assert.equal(added.statusCode, 200, added.body);
+  return body(created).data as { id: string; signingSecret: string };
+}
+
+async function send(app: CreatedApp, sender: string, receiver: string, text: string) {
+  const response = await t.call(app, '/v3/messages', { method: 'POST', onBehalfOf: sender, body: { receiver, receiverType: 'user', category: 'message', type: 'text', data: { text } } });
+  assert.equal(response.statusCode, 200, response.body);
+  return body(response).data as { id: string; conversationId: string };
+}
+
+describe('webhook delivery', () => {
+  it("posts message_sent in the vendor's envelope, with Basic auth, a verifiable signature and the delivery headers", async () => {
+    const receiver = await startReceiver();
+    try {
+      const webhook = await createWebhook(t.appA, receiver, ['message_sent'], { useBasicAuth: true, username: 'hooks', password: 'p4ss' });
+      const [alice, bob] = await newUids(t, t.appA, 2);
+      const message = await send(t.appA, alice!, bob!, 'hello hook');
+      const [got] = await receiver.waitFor((r) => r.length >= 1);
+      assert.deepEqual(Object.keys(got!.body), ['trigger', 'data', 'appId', 'region', 'webhook']);
+      assert.equal(got!.body.trigger, 'message_sent');
+      assert.equal(got!.body.appId, t.appA.appId);
+      assert.equal(got!.body.region, TEST_REGION);
+      assert.equal(got!.body.webhook, webhook.id);
+      assert.equal(got!.body.data.message.id, message.id);
+      assert.equal(got!.body.data.message.data.text, 'hello hook');
+      assert.equal(got!.headers['content-type'], 'application/json');
+      assert.equal(got!.headers.authorization, `Basic ${Buffer.from('hooks:p4ss').toString('base64')}`);
+      assert.match(String(got!.headers['x-parley-delivery']), /^[0-9]+$/);
+      assert.equal(got!.headers['x-parley-attempt'], '1');
+      const signature = String(got!.headers['x-parley-signature']);
+      assert.match(signature, /^t=[0-9]+,v1=[0-9a-f]{64}$/);
+      const now = Math.floor(Date.now() / 1000);
+      assert.ok(verifySignature(signature, webhook.signingSecret, got!.raw, now));
+      assert.ok(!verifySignature(signature, webhook.signingSecret, got!.raw.replace('hello', 'jello'), now), 'a changed body fails');
+      assert.ok(!verifySignature(signature, 'f'.repeat(64), got!.raw, now), 'another secret fails');
+      assert.ok(!verifySignature(signature, webhook.signingSecret, got!.raw, now + 3600), 'an old signature fails');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("retries a failing endpoint (10 s, 30 s, then longer: shortened here) with the same delivery id until it answers 2xx", async () => {
+    const receiver = await startReceiver((_request, n) => ({ status: n < 2 ? 500 : 200 }));
+    try {
+      const webhook = await createWebhook(t.appA, receiver, ['message_sent'], { retryOnFailure: true });
+      const [alice, bob] = await newUids(t, t.appA, 2);
+      await send(t.appA, alice!, bob!, 'try again');
+      const got = await receiver.waitFor((r) => r.length >= 3);
+      assert.deepEqual(got.map((r) => r.headers['x-parley-attempt']), ['1', '2', '3']);
+      assert.equal(new Set(got.map((r) => r.headers['x-parley-delivery'])).size, 1);
+      assert.ok(got[1]!.at - got[0]!.at >= 45, 'the first retry waits');
+      const log = await waitForLog(t.appA, webhook.id, (rows) => rows[0]?.status === 'delivered');
+      assert.equal(log[0]!.attempts, 3);
+      assert.equal(log[0]!.lastResponseCode, 200);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('fails a delivery at once without retryOnFailure, and redelivers it on request', async () => {
+    let answer = 503;
+    const receiver = await startReceiver(() => ({ status: answer }));
+    try {
+      const webhook = await createWebhook(t.appA, receiver, ['message_sent']);
+      const [alice, bob] = await newUids(t, t.appA, 2);
+      await send(t.appA, alice!, bob!, 'once');
+      const failed = await waitForLog(t.appA, webhook.id, (rows) => rows[0]?.status === 'failed');
+      assert.equal(failed[0]!.attempts, 1);
+      assert.equal(failed[0]!.lastResponseCode, 503);
+      answer = 200;
+      const again = await mgmt(`/apps/${t.appA.appId}/webhooks/${webhook.id}/deliveries/${failed[0]!.id}/redeliver`, { method: 'POST' });
+      assert.equal(again.statusCode, 200, again.body);
+      const delivered = await waitForLog(t.appA, webhook.id, (rows) => rows[0]?.status === 'delivered');
+      assert.equal(delivered[0]!.id, failed[0]!.id);
+      assert.equal(receiver.received.length, 2);
+      assert.equal(receiver.received[1]!.headers['x-parley-delivery'], failed[0]!.id);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("keeps each conversation's order when a delivery is retried", async () => {
+    let first = true;
+    const receiver = await startReceiver((request) => {
+      // The third message's first attempt fails: the ones after it must wait for it.
+      if (first && request.body?.data?.message?.data?.text === 'm2') {
+        first = false;
+        return { status: 500 };
+      }
+      return { status: 200 };
+    });
+    try {
+      await createWebhook(t.appA, receiver, ['message_sent'], { retryOnFailure: true });
+      const [alice, bob] = await newUids(t, t.appA, 2);
+      for (let n = 0; n < 8; n++) await send(t.appA, alice!, bob!, `m${n}`);
+      const got = await receiver.waitFor((r) => r.filter((d) => d.headers['x-parley-attempt'] !== undefined).length >= 9);
+      const delivered = got.filter((d, n) => !(d.body.data.message.data.text === 'm2' && n === got.findIndex((x) => x.body.data.message.data.text === 'm2')));
+      assert.deepEqual(delivered.map((d) => d.body.data.message.data.text), ['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7']);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("delivers only the triggers subscribed, of the webhook's own app, and nothing to a disabled webhook", async () => {
+    const receiver = await startReceiver();
+    const other = await startReceiver();
+    const disabled = await startReceiver();
+    try {
+      await createWebhook(t.appA, receiver, ['group_created']);
+      await createWebhook(t.appB, other, ['message_sent']);
+      await createWebhook(t.appA, disabled, ['message_sent', 'group_created'], { enabled: false });
+      const [alice, bob] = await newUids(t, t.appA, 2);
+      await send(t.appA, alice!, bob!, 'not for the group hook');
+      const guid = uniqueId('g');
+      const created = await t.call(t.appA, '/v3/groups', { method: 'POST', body: { guid, name: 'G', type: 'public', owner: alice } });
+      assert.equal(created.statusCode, 200, created.body);
+      const [got] = await receiver.waitFor((r) => r.length >= 1);
+      assert.equal(got!.body.trigger, 'group_created');
+      assert.equal(got!.body.data.group.guid, guid);
+      // The group event came after the message: had either been delivered wrongly, it would be there by now.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(receiver.received.length, 1);
+      assert.equal(other.received.length, 0);
+      assert.equal(disabled.received.length, 0);
+    } finally {
+      await Promise.all([receiver.close(), other.close(), disabled.close()]);
+    }
+  });
+});
+
+async function waitForLog(app: CreatedApp, webhookId: string, done: (rows: any[]) => boolean): Promise<any[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const response = await mgmt(`/apps/${app.appId}/webhooks/${webhookId}/deliveries`);
+    assert.equal(response.statusCode, 200, response.body);
+    const rows = body(response).data as any[];
+    if (done(rows)) return rows;
+    if (Date.now() > deadline) assert.fail(`the delivery log did not reach the state: ${JSON.stringify(rows)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
