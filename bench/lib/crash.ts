@@ -13,6 +13,8 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import { silentLogger } from '../../src/domain/context.js';
 import { UNREAD_COUNT_CAP } from '../../src/repositories/conversation-states.repository.js';
 import { parseBanner, startServe, type ServerProcess } from '../../test/helpers/cli.js';
+import type { Receiver } from '../../test/helpers/webhook-receiver.js';
+import { checkWebhookDeliveries, createCrashWebhook, parseManagementKey, type WebhookCheck } from './crash-webhooks.js';
 import { check, checkConversations, readStored, type CheckResult, type ListedConversation } from './crash-check.js';
 import { Ledger, request, resendUnacknowledged, sendUntilKilled, type LoadRound, type ResendResult, type Route, type Target } from './crash-clients.js';
 
@@ -29,6 +31,8 @@ export interface CrashOptions {
   /** A round whose server stops answering is killed after this long (and fails). Default 120 s. */
   roundDeadlineMs?: number;
   log?: (line: string) => void;
+  /** A receiver for a webhook on message_sent (crash-webhooks.ts); the servers get PARLEY_WEBHOOK_ALLOW_PRIVATE. */
+  webhook?: Receiver;
 }
 
 export interface CrashRound {
@@ -53,6 +57,8 @@ export interface CrashReport {
   conversationProblems: string[];
   /** Everything that went wrong; empty when every check passed. */
   problems: string[];
+  /** With `webhook`: what reached the receiver. */
+  webhook?: WebhookCheck;
   seconds: number;
 }
 
@@ -85,6 +91,7 @@ export async function runCrashScenario(options: CrashOptions): Promise<CrashRepo
   let agent = newAgent();
   try {
     await createUsersAndGroups(agent, target, uids, guids);
+    if (options.webhook) await createCrashWebhook(agent, target, parseManagementKey(server.output()), options.webhook.url);
     log(`crash: ${uids.length} senders, ${guids.length} groups created on ${options.engine}`);
     let storedBefore = new Map<string, string>();
     for (let round = 1; round <= options.kills; round++) {
@@ -125,6 +132,12 @@ export async function runCrashScenario(options: CrashOptions): Promise<CrashRepo
     const finalResend = await resendUnacknowledged(agent, target, ledger, storedBefore, ACKED_RESENT_PER_SENDER);
     problems.push(...resendProblems(finalResend, 'final re-send'));
     const listed = await listConversations(agent, target, uids);
+    let webhook: WebhookCheck | undefined;
+    if (options.webhook) {
+      webhook = await checkWebhookDeliveries(options.webhook, new Set([...ledger.acked.values()].map((a) => a.id)), 60_000);
+      if (webhook.missing.length) problems.push(`${webhook.missing.length} acknowledged messages' message_sent never reached the webhook: ${webhook.missing.slice(0, 5).join(', ')}`);
+      if (webhook.mixedDeliveryIds.length) problems.push(`messages delivered under several delivery ids: ${webhook.mixedDeliveryIds.slice(0, 5).join(', ')}`);
+    }
     const code = await server.stop('SIGTERM');
     if (code !== 0) problems.push(`the last server exited with ${code} on SIGTERM`);
     const stored = await inspect(options, target.appId);
@@ -145,6 +158,7 @@ export async function runCrashScenario(options: CrashOptions): Promise<CrashRepo
       sentMuids: ledger.sent.size,
       conversationProblems,
       problems,
+      ...(webhook ? { webhook } : {}),
       seconds: Math.round((Date.now() - startedAt) / 100) / 10,
     };
   } finally {
@@ -162,7 +176,9 @@ function newAgent(): http.Agent {
 
 function start(options: CrashOptions): Promise<ServerProcess> {
   // Info level: startServe waits for the listening line. Only a tail of the request log is kept.
-  return startServe({ ...options.env, PARLEY_INSECURE_HTTP: '1', PARLEY_LOG_LEVEL: 'info' }, 180_000, { keepOutputChars: 20_000 });
+  // With a webhook: the receiver is on loopback, and a dead process's claims end after 4 s (4 x the timeout).
+  const webhook = options.webhook ? { PARLEY_WEBHOOK_ALLOW_PRIVATE: '1', PARLEY_WEBHOOK_TIMEOUT_MS: '1000', PARLEY_WEBHOOK_RETRY_DELAYS: '0.2,0.5' } : {};
+  return startServe({ ...options.env, PARLEY_INSECURE_HTTP: '1', PARLEY_LOG_LEVEL: 'info', ...webhook }, 180_000, { keepOutputChars: 20_000 });
 }
 
 /** The senders, and their groups with their members, through the API. */
@@ -293,6 +309,10 @@ export function describeCrash(report: CrashReport): string {
       `(after the kills: ${sum((r) => r.afterKill.duplicates.length)}), lost acknowledged ${f.lostAcked.length} ` +
       `(after the kills: ${sum((r) => r.afterKill.lostAcked.length)}), phantoms ${f.phantoms.length}, ` +
       `stale conversations ${f.staleConversations.length}, unread/last-message mismatches ${report.conversationProblems.length}`,
+    ...(report.webhook
+      ? [`  webhook: ${report.webhook.received} message_sent deliveries received, missing ${report.webhook.missing.length}, ` +
+          `repeated ${report.webhook.duplicates} (each with its first delivery id; under another id: ${report.webhook.mixedDeliveryIds.length})`]
+      : []),
     report.problems.length === 0 ? '  every check passed' : `  PROBLEMS:\n${report.problems.map((p) => `    ${p}`).join('\n')}`,
   ].join('\n');
 }

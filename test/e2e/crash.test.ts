@@ -7,13 +7,17 @@ import { after, before, describe, it } from 'node:test';
 import { describeCrash, runCrashScenario, type CrashReport } from '../../bench/lib/crash.js';
 import { newDeployment, type Deployment } from '../helpers/cli.js';
 import { seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 describe(`crash under load (${TEST_ENGINE})`, () => {
   let deployment: Deployment;
   let report: CrashReport;
+  let receiver: Receiver;
 
   before(async () => {
     deployment = await newDeployment();
+    // A webhook on message_sent (issue 22): every acknowledged message must reach it.
+    receiver = await startReceiver();
     // A migrated data dir: the first start skips initdb (the bulk of its time), and still creates the default app.
     if (TEST_ENGINE === 'pglite') await seedPgliteDataDir(deployment.dataDir);
     report = await runCrashScenario({
@@ -24,10 +28,12 @@ describe(`crash under load (${TEST_ENGINE})`, () => {
       senders: 8,
       kills: 1,
       acksPerKill: 300,
+      webhook: receiver,
     });
     console.log(describeCrash(report));
   });
   after(async () => {
+    await receiver?.close();
     await deployment?.destroy();
   });
 
@@ -70,5 +76,12 @@ describe(`crash under load (${TEST_ENGINE})`, () => {
     assert.deepEqual(report.final.staleConversations, []);
     assert.deepEqual(report.conversationProblems, []);
     assert.deepEqual(report.problems, []);
+  });
+
+  it("delivers every acknowledged message's message_sent to the webhook at least once, each copy with the same X-Parley-Delivery", () => {
+    assert.ok(report.webhook);
+    assert.deepEqual(report.webhook.missing, []);
+    assert.deepEqual(report.webhook.mixedDeliveryIds, []);
+    assert.ok(report.webhook.received >= report.final.ackedStored);
   });
 });
