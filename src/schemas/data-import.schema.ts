@@ -98,6 +98,16 @@ export const ImportGroupsBody = Type.Object({ groups: Wrapper(ImportGroupRecord,
 export const ImportMembersBody = Type.Object({ members: Wrapper(ImportMemberRecord, 'memberId') });
 export const ImportMessagesBody = Type.Object({ messages: Wrapper(ImportMessageRecord, 'muid') });
 
+/** Parley extension (docs/webhooks.md): imported messages record no events unless asked. */
+export const ImportMessagesQuery = Type.Object({
+  recordEvents: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description: 'Parley extension: record message_sent (and user_mentioned) for the imported messages, so webhooks and the event stream get them. Off by default: a migration fires no webhooks.',
+    }),
+  ),
+});
+
 const RecordError = Type.Object({ code: Type.String(), message: Type.String(), details: Type.Optional(Type.Record(Type.String(), Type.String())) });
 
 /** One record's result: the stored entity, or why it was refused. */

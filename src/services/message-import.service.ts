@@ -40,7 +40,7 @@ export class MessageImportService {
    * (membership, bans, blocks) do not apply to history. A muid the sender imported (or sent)
    * before answers ERR_IMPORT_MUID_ALREADY_EXISTS.
    */
-  async importMessages(ctx: RequestContext, body: unknown): Promise<Record<string, RecordResult<Message>>> {
+  async importMessages(ctx: RequestContext, body: unknown, options: { recordEvents?: boolean } = {}): Promise<Record<string, RecordResult<Message>>> {
     const entries = recordsOf(body, MESSAGES, this.deps.maxRecords);
     const results = new Map<string, RecordResult<Message>>();
     let candidates: MessageCandidate[] = [];
@@ -140,7 +140,7 @@ export class MessageImportService {
     const stored: Array<{ key: string; row: MessageRow }> = [];
     const known = { users: new Map<string, UserRow>(), groups: new Map<string, GroupRow>() };
     for (const chunk of chunks(ordered, MESSAGE_CHUNK)) {
-      const answers = await this.storeMessages(ctx, chunk);
+      const answers = await this.storeMessages(ctx, chunk, options.recordEvents === true);
       for (const user of answers.users) known.users.set(user.uid, user);
       for (const group of answers.groups) known.groups.set(group.guid, group);
       for (const [key, error] of answers.refused) results.set(key, failure(error));
@@ -169,7 +169,7 @@ export class MessageImportService {
    * more than the rest); a user deleted meanwhile makes the insert violate a foreign key, and
    * the chunk is tried again, which then refuses that user's records.
    */
-  private async storeMessages(ctx: RequestContext, chunk: MessageCandidate[]) {
+  private async storeMessages(ctx: RequestContext, chunk: MessageCandidate[], recordEvents: boolean) {
     for (let attempt = 1; ; attempt++) {
       try {
         return await withTransaction(
@@ -195,7 +195,7 @@ export class MessageImportService {
               }
               return false;
             });
-            const rows = await this.deps.messageImports.insertMany(ctx.appId, insertable.map((c) => c.row), tx);
+            const rows = await this.deps.messageImports.insertMany(ctx.appId, insertable.map((c) => c.row), tx, { recordEvents });
             return { refused, insertable, rows, users, groups };
           },
           ctx.log,

@@ -100,6 +100,20 @@ describe('the event log', () => {
     assert.deepEqual(await recorded(() => send(alice!, carol!, 'user', { muid })), []);
   });
 
+  it('an import records no events unless the call asks with recordEvents=true (then as a send does; a muid imported before records nothing)', async () => {
+    const [alice, bob] = await newUids(t, t.appA, 2);
+    const sentAt = Math.floor(Date.now() / 1000) - 60;
+    const messages = (muid: string, text: string) => ({ messages: { [muid]: { muid, sender: alice, receiver: bob, receiverType: 'user', sentAt, category: 'message', type: 'text', data: { text } } } });
+    const quiet = await recorded(() => ok('/v3/data_import/messages', { method: 'POST', body: messages(uniqueId('q'), 'quiet') }));
+    assert.deepEqual(quiet, []);
+    const muid = uniqueId('loud');
+    let answer: any;
+    const loud = await recorded(async () => (answer = await ok('/v3/data_import/messages?recordEvents=true', { method: 'POST', body: messages(muid, `hi <@uid:${bob}>`) })));
+    const id = String(answer[muid].data.id);
+    assert.deepEqual(loud.map((e) => [e.trigger, e.message_id]), [['message_sent', id], ['user_mentioned', id]]);
+    assert.deepEqual(await recorded(() => ok('/v3/data_import/messages?recordEvents=true', { method: 'POST', body: messages(muid, 'again') })), []);
+  });
+
   it('an edit records message_edited and a delete message_deleted, each naming its action message', async () => {
     const [alice, bob] = await newUids(t, t.appA, 2);
     const message = await send(alice!, bob!, 'user');

@@ -5,6 +5,7 @@ import type { GroupRow } from '../groups.repository.js';
 import { type MessageRow, type NewMessage } from '../messages.repository.js';
 import { anyOf } from '../sql-helpers.js';
 import { createSides, lockConversations, moveLastMessage } from './conversation-moves.js';
+import { recordMessageEvents } from './message-events.js';
 import { storedRow, textArray } from './message-rows.js';
 
 /** A message to insert in bulk (an imported one), with its muid, place in the history and receipts. */
@@ -35,9 +36,10 @@ export class MessageImportsRepository {
    * readers (a 1:1 message's receiver; a group message's members) up to the newest message
    * imported as delivered or read. Answers the stored row of
    * each message, at its index (undefined for one skipped), made from the input and the ids the
-   * database returns (only those travel back).
+   * database returns (only those travel back). With `recordEvents` the statement records the
+   * messages' events as a send does; an import records none by default (docs/webhooks.md).
    */
-  async insertMany(appId: string, messages: BulkMessage[], tx: Executor): Promise<Array<MessageRow | undefined>> {
+  async insertMany(appId: string, messages: BulkMessage[], tx: Executor, options: { recordEvents?: boolean } = {}): Promise<Array<MessageRow | undefined>> {
     if (messages.length === 0) return [];
     // A conversation's times: of its first and last imported message.
     const conversations = new Map<string, { conversation_id: string; conversation_type: ReceiverType; first_at: Date; last_at: Date }>();
@@ -113,7 +115,11 @@ export class MessageImportsRepository {
                r.muid, to_timestamp(r.sent_at), to_timestamp(r.delivered_at), to_timestamp(r.read_at)
         from r order by r.n
         on conflict (app_id, sender, muid) where muid is not null do nothing
-        returning id, conversation_id, sender, receiver, receiver_type, muid, sent_at, delivered_at, read_at
+        returning id, conversation_id, sender, receiver, receiver_type, muid, sent_at, delivered_at, read_at, category, type, mentioned_uids
+      ), ev as (${options.recordEvents
+        // Asked for (docs/webhooks.md): message_sent (and user_mentioned) as a send records them.
+        ? recordMessageEvents(appId, sql`select conversation_id, id, category, type, null::text, coalesce(cardinality(mentioned_uids), 0) > 0 from ins`)
+        : sql`select 1`}
       ), last as (${moveLastMessage(appId, sql`select conversation_id, receiver_type, id, sent_at from ins`)}
       ), sides as (${createSides(
         appId,

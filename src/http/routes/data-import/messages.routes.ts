@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../../schemas/common.schema.js';
-import { ImportMessagesBody, ImportMessagesResponse } from '../../../schemas/data-import.schema.js';
+import { ImportMessagesBody, ImportMessagesQuery, ImportMessagesResponse } from '../../../schemas/data-import.schema.js';
 import { routeOptions, type DataImportRouteOptions } from './route-options.js';
 
 export const importMessagesRoutes: FastifyPluginAsyncTypebox<DataImportRouteOptions> = async (app, options) => {
@@ -22,10 +22,11 @@ export const importMessagesRoutes: FastifyPluginAsyncTypebox<DataImportRouteOpti
           'sentAt order; send each conversation\'s messages oldest first. senderUserDetails, receiverUserDetails, receiverGroupDetails ' +
           '(with receiverGroupOwnerDetails) and mentionedUserDetails create missing users and groups first.',
         hide: options.hidden,
+        querystring: ImportMessagesQuery,
         body: ImportMessagesBody,
         response: { 200: ImportMessagesResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await options.services.messageImport.importMessages(request.ctx, request.body) }),
+    async (request) => ({ data: await options.services.messageImport.importMessages(request.ctx, request.body, { recordEvents: request.query.recordEvents === true }) }),
   );
 };

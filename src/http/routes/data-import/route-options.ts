@@ -1,4 +1,5 @@
 import type { Services } from '../../../container.js';
+import { validatorCompiler } from '../../../schemas/validator.js';
 
 export interface DataImportRouteOptions {
   services: Services;
@@ -10,11 +11,12 @@ export interface DataImportRouteOptions {
 
 /**
  * The body is checked record by record by the service, so that one bad record fails only
- * itself: the route schema documents the body but does not validate it.
+ * itself: the route schema documents the body but does not validate it. The other parts (the
+ * query) are validated as on every route.
  */
-const acceptAsSent = () => () => true;
+const bodyAsSent = (route: { schema: Record<string, any>; httpPart?: string }) => (route.httpPart === 'body' ? () => true : validatorCompiler(route));
 
 /** What every import route sets besides its schema: its body limit, the import rate-limit class, and records the service checks. */
 export function routeOptions(options: DataImportRouteOptions) {
-  return { bodyLimit: options.bodyLimit, validatorCompiler: acceptAsSent, config: { rateLimit: 'import' as const, bodyCheck: 'records' as const } };
+  return { bodyLimit: options.bodyLimit, validatorCompiler: bodyAsSent, config: { rateLimit: 'import' as const, bodyCheck: 'records' as const } };
 }
