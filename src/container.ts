@@ -288,7 +288,7 @@ export function createServices(
   const eventPayloads = new EventPayloads({ messages: repositories.messages, history, region: config.region });
   const eventFeed = new EventFeed({ events: repositories.events, payloads: eventPayloads, pollMs: 25 });
   // The event log's cleanup (the server runs it every minute).
-  const eventRetention = new EventRetention({ events: repositories.events, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
+  const eventRetention = new EventRetention({ events: repositories.events, deliveries: webhookDeliveries, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
   // Webhook delivery (docs/webhooks.md): the fan-out of the feed's events to deliveries, and
   // their posting; the server starts it.
   const webhookDispatcher = new WebhookDispatcher({

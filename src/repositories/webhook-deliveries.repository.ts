@@ -252,6 +252,36 @@ export class WebhookDeliveriesRepository {
     return Number(result.rows[0]!.n);
   }
 
+  /** The apps whose events are fanned out to webhooks (they have, or had, one). */
+  async appsWithCursors(tx: Executor = this.db): Promise<string[]> {
+    return (await tx.selectFrom('webhook_cursors').select('app_id').orderBy('app_id').execute()).map((row) => row.app_id);
+  }
+
+  /**
+   * The retention of the delivery log (docs/webhooks.md): deletes up to `batch` of the app's
+   * delivered and failed deliveries created before `cutoff` (pending ones stay until settled),
+   * found through the app's key as the event cleanup finds events; and up to `batch` of its idle
+   * lanes. Answers how many rows it deleted.
+   */
+  async deleteSettledBefore(appId: string, cutoff: Date, batch: number, tx: Executor = this.db): Promise<number> {
+    const deliveries = await sql`
+      delete from webhook_deliveries d
+      where d.app_id = ${appId} and d.id in (
+        select o.id from webhook_deliveries o
+        where o.app_id = ${appId} and o.status <> 'pending'
+          and o.id < coalesce((select k.id from webhook_deliveries k where k.app_id = ${appId} and k.created_at >= ${cutoff} order by k.id limit 1),
+                              9223372036854775807)
+        order by o.id limit ${batch})`.execute(tx);
+    // An idle lane is made again by the fan-out when its conversation has a new delivery; one the
+    // fan-out is making due meanwhile is no longer idle when this delete gets its row.
+    const lanes = await sql`
+      delete from webhook_lanes l
+      where l.app_id = ${appId} and (l.webhook_id, l.lane) in (
+        select i.webhook_id, i.lane from webhook_lanes i where i.app_id = ${appId} and i.next_attempt_at is null limit ${batch})
+        and l.next_attempt_at is null`.execute(tx);
+    return Number(deliveries.numAffectedRows ?? 0) + Number(lanes.numAffectedRows ?? 0);
+  }
+
   /** Forgets a deleted webhook's deliveries and lanes. */
   async deleteOfWebhook(appId: string, webhookId: string, tx: Executor = this.db): Promise<void> {
     await tx.deleteFrom('webhook_lanes').where('app_id', '=', appId).where('webhook_id', '=', webhookId).execute();

@@ -1,5 +1,6 @@
 import type { Logger } from '../domain/context.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
+import type { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository.js';
 
 /** Events deleted by one statement of the cleanup: small, so it never holds many row locks or a long transaction. */
 const BATCH = 1_000;
@@ -13,23 +14,45 @@ export class EventRetention {
   private running: Promise<unknown> | undefined;
   private stopped = false;
 
-  constructor(private readonly deps: { events: EventsRepository; retentionMs: number; now?: () => number }) {}
+  constructor(
+    private readonly deps: {
+      events: EventsRepository;
+      /** The webhook delivery log, kept as long as the events (docs/webhooks.md). */
+      deliveries?: WebhookDeliveriesRepository;
+      retentionMs: number;
+      now?: () => number;
+    },
+  ) {}
 
-  /** Deletes every event older than the retention, app by app, batch after batch; answers how many. */
+  /**
+   * Deletes every event older than the retention, app by app, batch after batch, and the
+   * delivery log's settled deliveries as old (with idle lanes); answers how many rows.
+   */
   async sweep(): Promise<number> {
     const cutoff = new Date((this.deps.now ?? Date.now)() - this.deps.retentionMs);
     let total = 0;
     for (const appId of await this.deps.events.appsWithEvents()) {
-      for (;;) {
-        const deleted = await this.deps.events.deleteOlderThan(appId, cutoff, BATCH);
-        total += deleted;
-        if (this.stopped) return total;
-        if (deleted < BATCH) break;
-        // Other work gets the database between batches.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      total += await this.inBatches(() => this.deps.events.deleteOlderThan(appId, cutoff, BATCH));
+      if (this.stopped) return total;
+    }
+    const deliveries = this.deps.deliveries;
+    for (const appId of deliveries ? await deliveries.appsWithCursors() : []) {
+      total += await this.inBatches(() => deliveries!.deleteSettledBefore(appId, cutoff, BATCH));
+      if (this.stopped) return total;
     }
     return total;
+  }
+
+  /** Runs `batch` until it deletes fewer than a batch (or the job stops); answers how many it deleted. */
+  private async inBatches(batch: () => Promise<number>): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const deleted = await batch();
+      total += deleted;
+      if (this.stopped || deleted < BATCH) return total;
+      // Other work gets the database between batches.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** Runs the sweep now and then every `intervalMs` (a failure is logged and tried again next time). */

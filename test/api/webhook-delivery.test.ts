@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/domain/context.js';
 import { verifySignature } from '../../src/domain/webhook-signature.js';
+import { EventsRepository } from '../../src/repositories/events.repository.js';
+import { WebhookDeliveriesRepository } from '../../src/repositories/webhook-deliveries.repository.js';
+import { EventRetention } from '../../src/services/event-retention.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { body, createTestApp, managementCall, newManagementCredential, TEST_REGION, uniqueId, type ManagementCredential, type TestApp } from '../helpers/app.js';
 import { newUids } from '../helpers/factories.js';
@@ -67,6 +70,37 @@ describe('webhook delivery', () => {
       assert.ok(!verifySignature(signature, webhook.signingSecret, got!.raw.replace('hello', 'jello'), now), 'a changed body fails');
       assert.ok(!verifySignature(signature, 'f'.repeat(64), got!.raw, now), 'another secret fails');
       assert.ok(!verifySignature(signature, webhook.signingSecret, got!.raw, now + 3600), 'an old signature fails');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('signs with the new and the old secret while a rotation overlaps, and with the new one only after', async () => {
+    const receiver = await startReceiver();
+    try {
+      const webhook = await createWebhook(t.appA, receiver, ['message_sent']);
+      const rotated = await mgmt(`/apps/${t.appA.appId}/webhooks/${webhook.id}/signing-secret`, { method: 'POST', body: { overlapSeconds: 3600 } });
+      assert.equal(rotated.statusCode, 200, rotated.body);
+      const { signingSecret, previousSecretExpiresAt } = body(rotated).data;
+      assert.match(signingSecret, /^[0-9a-f]{64}$/);
+      assert.notEqual(signingSecret, webhook.signingSecret);
+      assert.ok(previousSecretExpiresAt > Date.now() / 1000 + 3500);
+      const [alice, bob] = await newUids(t, t.appA, 2);
+      await send(t.appA, alice!, bob!, 'rotating');
+      const [during] = await receiver.waitFor((r) => r.length >= 1);
+      const now = Math.floor(Date.now() / 1000);
+      assert.match(String(during!.headers['x-parley-signature']), /^t=[0-9]+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+      assert.ok(verifySignature(String(during!.headers['x-parley-signature']), signingSecret, during!.raw, now));
+      assert.ok(verifySignature(String(during!.headers['x-parley-signature']), webhook.signingSecret, during!.raw, now));
+      const ended = await mgmt(`/apps/${t.appA.appId}/webhooks/${webhook.id}/signing-secret`, { method: 'POST', body: { overlapSeconds: 0 } });
+      const newest = body(ended).data.signingSecret;
+      await send(t.appA, alice!, bob!, 'rotated');
+      const [, after] = await receiver.waitFor((r) => r.length >= 2);
+      assert.match(String(after!.headers['x-parley-signature']), /^t=[0-9]+,v1=[0-9a-f]{64}$/);
+      assert.ok(verifySignature(String(after!.headers['x-parley-signature']), newest, after!.raw, now));
+      // Another app's webhook is not found.
+      const foreign = await mgmt(`/apps/${t.appB.appId}/webhooks/${webhook.id}/signing-secret`, { method: 'POST', body: {} });
+      assert.equal(foreign.statusCode, 404);
     } finally {
       await receiver.close();
     }
@@ -159,7 +193,40 @@ describe('webhook delivery', () => {
       await Promise.all([receiver.close(), other.close(), disabled.close()]);
     }
   });
+
+  it('the retention deletes settled deliveries and idle lanes with the old events; delivery goes on afterwards', async () => {
+    const receiver = await startReceiver();
+    try {
+      await createWebhook(t.appB, receiver, ['message_sent']);
+      const [alice, bob] = await newUids(t, t.appB, 2);
+      await send(t.appB, alice!, bob!, 'before the sweep');
+      await receiver.waitFor((r) => r.length >= 1);
+      const db = t.database.db;
+      // (App A's earlier webhooks still retry deliveries to receivers that are gone: their lanes are not idle.)
+      const lanesOfB = () => db.selectFrom('webhook_lanes').select(['lane', 'next_attempt_at']).where('app_id', '=', t.appB.appId).execute();
+      await waitFor(async () => (await lanesOfB()).every((lane) => lane.next_attempt_at === null));
+      assert.ok((await db.selectFrom('webhook_deliveries').select('id').execute()).length > 0);
+      // As if the retention had passed for everything so far.
+      const retention = new EventRetention({ events: new EventsRepository(db), deliveries: new WebhookDeliveriesRepository(db), retentionMs: 1, now: () => Date.now() + 1_000 });
+      assert.ok((await retention.sweep()) > 0);
+      assert.deepEqual(await db.selectFrom('webhook_deliveries').select('id').where('status', '<>', 'pending').execute(), []);
+      assert.deepEqual(await lanesOfB(), []);
+      await send(t.appB, alice!, bob!, 'after the sweep');
+      const got = await receiver.waitFor((r) => r.length >= 2);
+      assert.equal(got[1]!.body.data.message.data.text, 'after the sweep');
+    } finally {
+      await receiver.close();
+    }
+  });
 });
+
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail('the condition did not hold within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 async function waitForLog(app: CreatedApp, webhookId: string, done: (rows: any[]) => boolean): Promise<any[]> {
   const deadline = Date.now() + 10_000;
