@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/domain/context.js';
+import { TRIGGERS } from '../../src/domain/events.js';
 import { verifySignature } from '../../src/domain/webhook-signature.js';
 import { EventsRepository } from '../../src/repositories/events.repository.js';
 import { WebhookDeliveriesRepository } from '../../src/repositories/webhook-deliveries.repository.js';
@@ -70,6 +71,71 @@ describe('webhook delivery', () => {
       assert.ok(!verifySignature(signature, webhook.signingSecret, got!.raw.replace('hello', 'jello'), now), 'a changed body fails');
       assert.ok(!verifySignature(signature, 'f'.repeat(64), got!.raw, now), 'another secret fails');
       assert.ok(!verifySignature(signature, webhook.signingSecret, got!.raw, now + 3600), 'an old signature fails');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("delivers every trigger in the vendor's data shape to a webhook subscribed to all of them", async () => {
+    const receiver = await startReceiver();
+    try {
+      const webhook = await createWebhook(t.appB, receiver, [...TRIGGERS]);
+      const app = t.appB;
+      const ok = async (url: string, options: Parameters<TestApp['call']>[2] = {}) => {
+        const response = await t.call(app, url, options);
+        assert.equal(response.statusCode, 200, `${url}: ${response.body}`);
+        return body(response).data;
+      };
+      const [alice, bob, carol, dave] = await newUids(t, app, 4);
+      const message = await ok('/v3/messages', { method: 'POST', onBehalfOf: alice, body: { receiver: bob, receiverType: 'user', data: { text: `hi <@uid:${bob}>` } } });
+      await ok(`/v3/messages/${message.id}`, { method: 'PUT', onBehalfOf: alice, body: { data: { text: 'edited' } } });
+      await ok(`/v3/users/${alice}/conversation/delivered`, { method: 'POST', onBehalfOf: bob, body: {} });
+      await ok(`/v3/users/${alice}/conversation/read`, { method: 'POST', onBehalfOf: bob, body: { messageId: message.id } });
+      const reaction = `/v3/messages/${message.id}/reactions/${encodeURIComponent('👍')}`;
+      await ok(reaction, { method: 'POST', onBehalfOf: bob });
+      await ok(reaction, { method: 'DELETE', onBehalfOf: bob });
+      await ok(`/v3/messages/${message.id}`, { method: 'DELETE', onBehalfOf: alice });
+      await ok(`/v3/users/${alice}/blockedusers`, { method: 'POST', body: { blockedUids: [dave] } });
+      await ok(`/v3/users/${alice}/blockedusers`, { method: 'DELETE', body: { blockedUids: [dave] } });
+      const guid = uniqueId('g');
+      await ok('/v3/groups', { method: 'POST', onBehalfOf: alice, body: { guid, name: 'G', type: 'public' } });
+      await ok(`/v3/groups/${guid}/members`, { method: 'POST', onBehalfOf: bob, body: { participants: [bob] } });
+      await ok(`/v3/groups/${guid}/members`, { method: 'POST', onBehalfOf: alice, body: { participants: [carol, dave] } });
+      await ok(`/v3/groups/${guid}/members/${carol}`, { method: 'PUT', onBehalfOf: alice, body: { scope: 'moderator' } });
+      await ok(`/v3/groups/${guid}/members/${dave}`, { method: 'DELETE', onBehalfOf: alice });
+      await ok(`/v3/groups/${guid}/members/${bob}`, { method: 'DELETE', onBehalfOf: bob });
+      await ok(`/v3/groups/${guid}/bannedusers/${dave}`, { method: 'POST', onBehalfOf: alice });
+      await ok(`/v3/groups/${guid}/bannedusers/${dave}`, { method: 'DELETE', onBehalfOf: alice });
+      await ok(`/v3/groups/${guid}`, { method: 'PUT', onBehalfOf: alice, body: { name: 'Renamed', owner: carol } });
+      await ok(`/v3/groups/${guid}`, { method: 'DELETE' });
+      const got = await receiver.waitFor((r) => new Set(r.map((d) => d.body.trigger)).size >= TRIGGERS.length);
+      const byTrigger = new Map(got.map((d) => [d.body.trigger as string, d.body]));
+      assert.deepEqual([...byTrigger.keys()].sort(), [...TRIGGERS].sort());
+      for (const payload of byTrigger.values()) {
+        assert.deepEqual(Object.keys(payload), ['trigger', 'data', 'appId', 'region', 'webhook']);
+        assert.equal(payload.appId, app.appId);
+        assert.equal(payload.webhook, webhook.id);
+      }
+      const data = (trigger: string) => byTrigger.get(trigger)!.data;
+      assert.equal(data('message_sent').message.id, message.id);
+      assert.equal(data('user_mentioned').message.id, message.id);
+      for (const [trigger, action] of [['message_edited', 'edited'], ['message_deleted', 'deleted']] as const) {
+        const action_ = data(trigger).message;
+        assert.deepEqual([action_.category, action_.type, action_.data.action], ['action', 'message', action]);
+        assert.equal(action_.data.entities.on.entity.id, message.id);
+        assert.equal(action_.data.entities.by.entity.uid, alice);
+      }
+      assert.deepEqual([data('message_delivery_receipt').type, data('message_delivery_receipt').body.action], ['receipts', 'delivered']);
+      assert.deepEqual([data('message_read_receipt').body.action, data('message_read_receipt').body.messageId], ['read', message.id]);
+      for (const trigger of ['message_reaction_added', 'message_reaction_removed']) assert.equal(data(trigger).reaction.messageId, message.id);
+      for (const trigger of ['user_blocked', 'user_unblocked']) {
+        assert.deepEqual(Object.keys(data(trigger).users), [dave]);
+        assert.equal(data(trigger).by.uid, alice);
+      }
+      for (const trigger of TRIGGERS.filter((name) => name.startsWith('group_'))) assert.equal(data(trigger).group.guid, guid, trigger);
+      assert.deepEqual(Object.keys(data('group_member_added').members).sort(), [carol, dave].sort());
+      assert.equal(data('group_member_scope_changed').members[carol!].scope, 'moderator');
+      assert.equal(data('group_owner_transferred').oldOwner, alice);
     } finally {
       await receiver.close();
     }
