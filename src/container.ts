@@ -2,7 +2,7 @@ import { DEFAULT_EVENT_RETENTION_MS, DEFAULT_IMPORT_MAX_RECORDS, DEFAULT_WEBHOOK
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from './domain/webhooks.js';
 import { WebhookDeliveriesRepository } from './repositories/webhook-deliveries.repository.js';
 import { WebhookDeliveriesService } from './services/webhook-deliveries.service.js';
-import { WebhookDispatcher } from './services/webhook-dispatcher.js';
+import { DELIVERY_LIMITS, WebhookDispatcher } from './services/webhook-dispatcher.js';
 import { WebhookSender } from './services/webhook-sender.js';
 import { PARLEY_VERSION } from './version.js';
 import { coalesced } from './db/batcher.js';
@@ -304,6 +304,8 @@ export function createServices(
     }),
     retry: options.webhookRetry ?? DEFAULT_RETRY_SCHEDULE,
     timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+    // 256 posts at once per process, 16 per webhook: a slow endpoint holds only its share.
+    limits: DELIVERY_LIMITS,
   });
   return { eventRetention, eventPayloads, eventFeed, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
 }

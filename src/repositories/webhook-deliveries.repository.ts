@@ -118,28 +118,34 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * Takes due lanes of enabled webhooks for this process (`claim`): at most `perWebhook` of
-   * each webhook, except the webhooks in `busy` (app id and webhook id), and `total` in all. A
-   * taken lane is due again when the lease ends, so a process that died gives its lanes up.
+   * Takes due lanes of enabled webhooks for this process (`claim`): of each webhook at most
+   * `perWebhook` less what it has in flight here (`inFlight`: app id, webhook id, lanes), the
+   * webhooks with the least in flight first, and `total` in all. A taken lane is due again when
+   * the lease ends, so a process that died gives its lanes up.
    */
   async claimLanes(
-    options: { claim: string; perWebhook: number; total: number; leaseMs: number; busy: ReadonlyArray<readonly [string, string]> },
+    options: { claim: string; perWebhook: number; total: number; leaseMs: number; inFlight: ReadonlyArray<readonly [string, string, number]> },
     tx: Executor = this.db,
   ): Promise<ClaimedLane[]> {
     if (options.total <= 0) return [];
-    const busyApps = options.busy.map(([appId]) => appId);
-    const busyWebhooks = options.busy.map(([, webhookId]) => webhookId);
+    const apps = options.inFlight.map(([appId]) => appId);
+    const webhooks = options.inFlight.map(([, webhookId]) => webhookId);
+    const counts = options.inFlight.map(([, , n]) => n);
     const result = await sql<ClaimedLane>`
-      with due as (
+      with busy as (
+        select * from unnest(${apps}::text[], ${webhooks}::text[], ${counts}::int[]) as b (app_id, webhook_id, n)
+      ),
+      due as (
         select l.app_id, l.webhook_id, l.lane
-        from webhooks w cross join lateral (
+        from webhooks w
+        left join busy b on b.app_id = w.app_id and b.webhook_id = w.id
+        cross join lateral (
           select l.app_id, l.webhook_id, l.lane from webhook_lanes l
           where l.app_id = w.app_id and l.webhook_id = w.id and l.next_attempt_at <= now()
-          order by l.next_attempt_at limit ${options.perWebhook}
+          order by l.next_attempt_at limit greatest(0, ${options.perWebhook} - coalesce(b.n, 0))
           for update skip locked) l
         where w.enabled
-          and not exists (select 1 from unnest(${busyApps}::text[], ${busyWebhooks}::text[]) as b (app_id, webhook_id)
-                          where b.app_id = w.app_id and b.webhook_id = w.id)
+        order by coalesce(b.n, 0)
         limit ${options.total}
       )
       update webhook_lanes l set next_attempt_at = now() + ${options.leaseMs} * interval '1 millisecond', claim = ${options.claim}

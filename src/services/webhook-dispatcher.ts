@@ -15,7 +15,7 @@ import type { WebhookSender } from './webhook-sender.js';
 /** How much one process does at once (docs/webhooks.md). */
 export const DELIVERY_LIMITS = {
   /** Lanes (a webhook's conversations) being sent at once. */
-  lanes: 64,
+  lanes: 256,
   /** Lanes of one webhook at once: a slow endpoint holds at most these. */
   lanesPerWebhook: 16,
   /** Deliveries one lane sends before it is given back. */
@@ -40,6 +40,7 @@ export class WebhookDispatcher {
   /** This process's claim on the lanes it sends. */
   private readonly claim = crypto.randomUUID();
   private readonly leaseMs: number;
+  private readonly limits: typeof DELIVERY_LIMITS;
   private readonly busy = new Map<string, number>();
   private lanesInFlight = 0;
   private readonly running = new Set<Promise<void>>();
@@ -63,8 +64,11 @@ export class WebhookDispatcher {
       sender: WebhookSender;
       retry: RetrySchedule;
       timeoutMs: number;
+      /** How much it does at once (DELIVERY_LIMITS unless given). */
+      limits?: typeof DELIVERY_LIMITS;
     },
   ) {
+    this.limits = deps.limits ?? DELIVERY_LIMITS;
     // A claim outlives a lane's round: the round stops starting posts before the lease's last two timeouts.
     this.leaseMs = Math.max(4 * deps.timeoutMs, 2_000);
   }
@@ -81,8 +85,8 @@ export class WebhookDispatcher {
         this.fanOut();
       });
     }
-    this.deps.feed.start(DELIVERY_LIMITS.feedPollMs, log);
-    this.timer = setInterval(() => this.claimRound(), DELIVERY_LIMITS.claimEveryMs);
+    this.deps.feed.start(this.limits.feedPollMs, log);
+    this.timer = setInterval(() => this.claimRound(), this.limits.claimEveryMs);
     this.timer.unref();
   }
 
@@ -110,7 +114,7 @@ export class WebhookDispatcher {
         const safe = this.safe;
         if (safe === undefined) return;
         for (;;) {
-          const step = await this.deps.deliveries.fanOut(String(safe), DELIVERY_LIMITS.fanOutPerApp);
+          const step = await this.deps.deliveries.fanOut(String(safe), this.limits.fanOutPerApp);
           if (step.deliveries > 0) this.claimRound();
           if (!step.more || this.stopped) break;
         }
@@ -130,15 +134,15 @@ export class WebhookDispatcher {
     this.claiming = (async () => {
       do {
         this.claimAgain = false;
-        const room = DELIVERY_LIMITS.lanes - this.lanesInFlight;
+        const room = this.limits.lanes - this.lanesInFlight;
         if (room <= 0) return;
-        const busy = [...this.busy].filter(([, n]) => n >= DELIVERY_LIMITS.lanesPerWebhook).map(([key]) => splitKey(key));
+        const inFlight = [...this.busy].map(([key, n]) => [...splitKey(key), n] as const);
         const lanes = await this.deps.deliveries.claimLanes({
           claim: this.claim,
-          perWebhook: DELIVERY_LIMITS.lanesPerWebhook,
+          perWebhook: this.limits.lanesPerWebhook,
           total: room,
           leaseMs: this.leaseMs,
-          busy,
+          inFlight,
         });
         for (const lane of lanes) this.runLane(lane);
       } while (this.claimAgain && !this.stopped);
@@ -171,7 +175,7 @@ export class WebhookDispatcher {
     let retryAt: Date | null = null;
     const webhook = await this.deps.webhooks.get(lane.app_id, lane.webhook_id);
     if (webhook?.enabled) {
-      const pending = await this.deps.deliveries.pendingOf(lane, DELIVERY_LIMITS.perRound);
+      const pending = await this.deps.deliveries.pendingOf(lane, this.limits.perRound);
       const rendered = new Map<string, RenderedEvent>();
       for (const event of await this.deps.payloads.render(pending.flatMap((p) => (p.event ? [p.event] : [])))) rendered.set(event.id, event);
       for (const delivery of pending) {

@@ -73,8 +73,11 @@ export async function startReceiver(respond: Responder = () => ({ status: 200 })
         res.end('ok');
         for (const check of [...waiters]) check();
       };
-      if (answer.delayMs) setTimeout(reply, answer.delayMs);
-      else reply();
+      if (answer.delayMs) {
+        const timer = setTimeout(reply, answer.delayMs);
+        timer.unref();
+        res.on('close', () => clearTimeout(timer));
+      } else reply();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
