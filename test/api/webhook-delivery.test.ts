@@ -212,6 +212,45 @@ describe('webhook delivery', () => {
     }
   });
 
+  it('lists deliveries newest first a page at a time, redelivers every failed one since a time, and answers 4xx for what is not there', async () => {
+    let answer = 500;
+    const receiver = await startReceiver(() => ({ status: answer }));
+    try {
+      const webhook = await createWebhook(t.appA, receiver, ['message_sent']);
+      const [alice, bob] = await newUids(t, t.appA, 2);
+      const since = Math.floor(Date.now() / 1000) - 1;
+      for (let n = 0; n < 3; n++) await send(t.appA, alice!, bob!, `f${n}`);
+      const failed = await waitForLog(t.appA, webhook.id, (rows) => rows.length === 3 && rows.every((row) => row.status === 'failed'));
+      assert.deepEqual(failed.map((row) => Number(row.id)), failed.map((row) => Number(row.id)).sort((a, b) => b - a), 'newest first');
+      const base = `/apps/${t.appA.appId}/webhooks/${webhook.id}/deliveries`;
+      const first = body(await mgmt(base, { query: { limit: '2' } }));
+      assert.deepEqual(first.data.map((row: any) => row.id), failed.slice(0, 2).map((row) => row.id));
+      assert.equal(first.meta.next.before, failed[1]!.id);
+      const second = body(await mgmt(base, { query: { limit: '2', before: first.meta.next.before } }));
+      assert.deepEqual(second.data.map((row: any) => row.id), [failed[2]!.id]);
+      assert.equal(second.meta.next, undefined);
+      assert.deepEqual(body(await mgmt(base, { query: { status: 'delivered' } })).data, []);
+      answer = 200;
+      const again = await mgmt(`${base}/redeliver`, { method: 'POST', body: { since } });
+      assert.equal(again.statusCode, 200, again.body);
+      assert.equal(body(again).data.count, 3);
+      await waitForLog(t.appA, webhook.id, (rows) => rows.every((row) => row.status === 'delivered' && row.attempts === 1));
+      // The same three ids, each delivered once more, in order.
+      assert.deepEqual(receiver.received.slice(3).map((d) => d.headers['x-parley-delivery']), [...failed].reverse().map((row) => row.id));
+      assert.equal(body(await mgmt(`${base}/redeliver`, { method: 'POST', body: { since } })).data.count, 0, 'nothing failed now');
+      // Errors: another app's webhook, an unknown delivery, a malformed id, a bad status.
+      assert.equal((await mgmt(`/apps/${t.appB.appId}/webhooks/${webhook.id}/deliveries`)).statusCode, 404);
+      const unknown = await mgmt(`${base}/999999999/redeliver`, { method: 'POST' });
+      assert.equal(unknown.statusCode, 404);
+      assert.equal(body(unknown).error.code, 'ERR_DELIVERY_NOT_FOUND');
+      assert.equal((await mgmt(`${base}/12ab/redeliver`, { method: 'POST' })).statusCode, 400);
+      assert.equal((await mgmt(base, { query: { status: 'lost' } })).statusCode, 400);
+      assert.equal((await mgmt(`${base}/redeliver`, { method: 'POST', body: {} })).statusCode, 400);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it("keeps each conversation's order when a delivery is retried", async () => {
     let first = true;
     const receiver = await startReceiver((request) => {
