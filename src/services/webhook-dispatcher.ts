@@ -45,10 +45,6 @@ export class WebhookDispatcher {
   private lanesInFlight = 0;
   private readonly running = new Set<Promise<void>>();
   private safe: bigint | undefined;
-  private fanning: Promise<void> | undefined;
-  private fanAgain = false;
-  private claiming: Promise<void> | undefined;
-  private claimAgain = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private listening = false;
@@ -95,61 +91,45 @@ export class WebhookDispatcher {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.timer);
-    await this.fanning;
-    await this.claiming;
+    await this.fanOut.idle();
+    await this.claimRound.idle();
     await Promise.all(this.running);
     this.deps.sender.close();
   }
 
-  /** Turns the events up to the safe id into deliveries; one step at a time, again while the safe id moves. */
-  private fanOut(): void {
-    if (this.stopped) return;
-    if (this.fanning) {
-      this.fanAgain = true;
-      return;
-    }
-    this.fanning = (async () => {
-      do {
-        this.fanAgain = false;
-        const safe = this.safe;
-        if (safe === undefined) return;
-        for (;;) {
-          const step = await this.deps.deliveries.fanOut(String(safe), this.limits.fanOutPerApp);
-          if (step.deliveries > 0) this.claimRound();
-          if (!step.more || this.stopped) break;
-        }
-      } while (this.fanAgain && !this.stopped);
-    })()
-      .catch((error: unknown) => this.log.warn({ err: error }, 'the webhook fan-out failed; it is tried again with the next events'))
-      .finally(() => (this.fanning = undefined));
-  }
+  /** Turns the events up to the safe id into deliveries, step after step while an app has more. */
+  private readonly fanOut = oneAtATime(
+    async () => {
+      const safe = this.safe;
+      if (safe === undefined) return;
+      for (;;) {
+        const step = await this.deps.deliveries.fanOut(String(safe), this.limits.fanOutPerApp);
+        if (step.deliveries > 0) this.claimRound();
+        if (!step.more || this.stopped) return;
+      }
+    },
+    () => this.stopped,
+    (error) => this.log.warn({ err: error }, 'the webhook fan-out failed; it is tried again with the next events'),
+  );
 
   /** Claims due lanes while this process has room, and sends each. */
-  private claimRound(): void {
-    if (this.stopped) return;
-    if (this.claiming) {
-      this.claimAgain = true;
-      return;
-    }
-    this.claiming = (async () => {
-      do {
-        this.claimAgain = false;
-        const room = this.limits.lanes - this.lanesInFlight;
-        if (room <= 0) return;
-        const inFlight = [...this.busy].map(([key, n]) => [...splitKey(key), n] as const);
-        const lanes = await this.deps.deliveries.claimLanes({
-          claim: this.claim,
-          perWebhook: this.limits.lanesPerWebhook,
-          total: room,
-          leaseMs: this.leaseMs,
-          inFlight,
-        });
-        for (const lane of lanes) this.runLane(lane);
-      } while (this.claimAgain && !this.stopped);
-    })()
-      .catch((error: unknown) => this.log.warn({ err: error }, 'claiming webhook deliveries failed'))
-      .finally(() => (this.claiming = undefined));
-  }
+  private readonly claimRound = oneAtATime(
+    async () => {
+      const room = this.limits.lanes - this.lanesInFlight;
+      if (room <= 0) return;
+      const inFlight = [...this.busy].map(([key, n]) => [...splitKey(key), n] as const);
+      const lanes = await this.deps.deliveries.claimLanes({
+        claim: this.claim,
+        perWebhook: this.limits.lanesPerWebhook,
+        total: room,
+        leaseMs: this.leaseMs,
+        inFlight,
+      });
+      for (const lane of lanes) this.runLane(lane);
+    },
+    () => this.stopped,
+    (error) => this.log.warn({ err: error }, 'claiming webhook deliveries failed'),
+  );
 
   private runLane(lane: ClaimedLane): void {
     const key = laneKey(lane);
@@ -223,6 +203,32 @@ function signingSecrets(webhook: WebhookRow, at: Date): string[] {
   const previous = webhook.previous_signing_secret;
   const until = webhook.previous_secret_expires_at;
   return previous && until && until.getTime() > at.getTime() ? [webhook.signing_secret, previous] : [webhook.signing_secret];
+}
+
+/**
+ * `work` run one at a time, never after `stopped`: a call while it runs makes it run once more
+ * when it ends (the events or lanes it would look for may have arrived meanwhile). A failure is
+ * reported and the next call runs it again.
+ */
+function oneAtATime(work: () => Promise<void>, stopped: () => boolean, failed: (error: unknown) => void): { (): void; idle(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  let again = false;
+  const run = () => {
+    if (stopped()) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await work();
+      } while (again && !stopped());
+    })()
+      .catch(failed)
+      .finally(() => (running = undefined));
+  };
+  return Object.assign(run, { idle: async () => void (await running) });
 }
 
 function laneKey(lane: ClaimedLane): string {
