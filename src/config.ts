@@ -166,11 +166,13 @@ function retryScheduleVar(env: Env): RetrySchedule {
   if (rawHorizon) {
     const hours = Number(rawHorizon);
     if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 30) {
-      throw new ConfigError(`PARLEY_WEBHOOK_RETRY_HORIZON_HOURS must be a number of hours from 0 to 720; got "${rawHorizon}".`);
+      throw new ConfigError(`PARLEY_WEBHOOK_RETRY_HORIZON_HOURS must be a number of hours above 0, at most 720; got "${rawHorizon}".`);
     }
     horizonMs = Math.round(hours * 3_600_000);
   }
-  return { ...DEFAULT_RETRY_SCHEDULE, delaysMs, horizonMs };
+  // Later waits double the last one listed, up to an hour (or the longest listed, if longer).
+  const maxDelayMs = Math.max(DEFAULT_RETRY_SCHEDULE.maxDelayMs, ...delaysMs);
+  return { delaysMs, maxDelayMs, horizonMs };
 }
 
 function boolVar(env: Env, name: string): boolean {

@@ -37,13 +37,24 @@ export class EventsRepository {
 
   /**
    * Where the log stands, for readers that must never pass an event still to come (see
-   * EventFeed): the last event id drawn so far (the sequence, which no transaction hides), and
-   * the oldest transaction still running and the next to start, of this statement's snapshot.
+   * EventFeed): the last event id drawn so far (the sequence, which no transaction hides); the
+   * next transaction to start (this statement's snapshot's xmax); and the oldest transaction
+   * still running **in this database** (`xmin`). Not the snapshot's xmin, which counts every
+   * database of the server: a long transaction elsewhere (a migration, a batch job) would hold
+   * every stream and webhook back. The oldest is found from the transaction ids that
+   * pg_stat_activity shows for this database (visible to any role), as xmax less its age: age()
+   * counts from the next transaction id, which is at least xmax, so this errs low (a later
+   * advance), never high. A transaction that has no id yet has drawn no event id (each takes its
+   * transaction id before an event id) and will get one of xmax or more.
    */
   async position(tx: Executor = this.db): Promise<{ lastId: string; xmin: string; xmax: string }> {
     const result = await sql<{ last_id: string | null; xmin: string; xmax: string }>`
       select pg_sequence_last_value(pg_get_serial_sequence('events', 'id')::regclass)::text as last_id,
-             pg_snapshot_xmin(pg_current_snapshot())::text as xmin, pg_snapshot_xmax(pg_current_snapshot())::text as xmax`.execute(tx);
+             greatest(pg_snapshot_xmin(s)::text::bigint,
+                      pg_snapshot_xmax(s)::text::bigint - coalesce((select max(age(a.backend_xid)) from pg_stat_activity a
+                                                                    where a.datname = current_database() and a.backend_xid is not null), 0))::text as xmin,
+             pg_snapshot_xmax(s)::text as xmax
+      from pg_current_snapshot() as s`.execute(tx);
     const row = result.rows[0]!;
     return { lastId: row.last_id ?? '0', xmin: row.xmin, xmax: row.xmax };
   }

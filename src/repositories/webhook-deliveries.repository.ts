@@ -100,6 +100,9 @@ export class WebhookDeliveriesRepository {
         select b.app_id, w.id, b.id, b.trigger, coalesce(b.conversation_id, '')
         from batch b join webhooks w on w.app_id = b.app_id and w.enabled and b.trigger = any(w.triggers) and w.created_at <= b.created_at
         order by b.app_id, w.id, b.id
+        -- A webhook being deleted waits for this statement (and then deletes what it made), or
+        -- this one skips it: no delivery outlives its webhook.
+        for key share of w
         on conflict do nothing
         returning app_id, webhook_id, lane
       ),
@@ -251,7 +254,8 @@ export class WebhookDeliveriesRepository {
         insert into webhook_lanes (app_id, webhook_id, lane, next_attempt_at)
         select distinct ${appId}, ${webhookId}, lane, now() from again
         on conflict (app_id, webhook_id, lane)
-        do update set next_attempt_at = coalesce(webhook_lanes.next_attempt_at, excluded.next_attempt_at)
+        -- Due now, even when waiting for a retry; a lane a process is sending stays with it.
+        do update set next_attempt_at = case when webhook_lanes.claim is null then excluded.next_attempt_at else webhook_lanes.next_attempt_at end
         returning lane
       )
       select (select count(*) from again)::text as n, (select count(*) from lanes) as lanes`.execute(tx);

@@ -39,10 +39,14 @@ export class WebhookDeliveriesService {
     return { data: rows.map(toDelivery), meta };
   }
 
-  /** Delivers one delivery again, whatever its status, with the same id (a new run of attempts). */
+  /**
+   * Delivers one delivery again, whatever its status, with the same id (a new run of attempts),
+   * at once (a lane waiting for a retry is made due now, unless a process is sending it).
+   */
   async redeliver(ctx: RequestContext, webhookId: string, deliveryId: string): Promise<{ success: true; message: string; count: number }> {
     const webhook = await this.deps.webhooks.findRow(ctx, webhookId);
-    const count = await this.deps.deliveries.redeliver(webhook.app_id, webhook.id, { id: deliveryId });
+    // Delivery ids are bigints: anything else names none.
+    const count = /^[0-9]{1,18}$/.test(deliveryId) ? await this.deps.deliveries.redeliver(webhook.app_id, webhook.id, { id: deliveryId }) : 0;
     if (count === 0) throw new AppError('ERR_DELIVERY_NOT_FOUND', { params: { id: deliveryId, webhookId: webhook.id } });
     return { success: true, message: `The delivery ${deliveryId} will be delivered again.`, count };
   }

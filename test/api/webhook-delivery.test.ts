@@ -4,6 +4,7 @@
  * within a conversation, redelivery, and what is never delivered.
  */
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/domain/context.js';
 import { TRIGGERS } from '../../src/domain/events.js';
@@ -13,6 +14,7 @@ import { WebhookDeliveriesRepository } from '../../src/repositories/webhook-deli
 import { EventRetention } from '../../src/services/event-retention.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { body, createTestApp, managementCall, newManagementCredential, TEST_REGION, uniqueId, type ManagementCredential, type TestApp } from '../helpers/app.js';
+import { ADMIN_URL, TEST_ENGINE } from '../helpers/db.js';
 import { newUids } from '../helpers/factories.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
@@ -137,6 +139,27 @@ describe('webhook delivery', () => {
       assert.equal(data('group_member_scope_changed').members[carol!].scope, 'moderator');
       assert.equal(data('group_owner_transferred').oldOwner, alice);
     } finally {
+      await receiver.close();
+    }
+  });
+
+  it('is not held back by a transaction running in another database of the same PostgreSQL server', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only' }, async () => {
+    const receiver = await startReceiver();
+    const other = new pg.Client({ connectionString: ADMIN_URL });
+    await other.connect();
+    try {
+      await createWebhook(t.appA, receiver, ['message_sent']);
+      // A write transaction in another database (it has a transaction id), open until the delivery arrives.
+      await other.query('begin');
+      await other.query('create temp table held (n int)');
+      await other.query('insert into held values (1)');
+      const [alice, bob] = await newUids(t, t.appA, 2);
+      const message = await send(t.appA, alice!, bob!, 'not held');
+      const [got] = await receiver.waitFor((r) => r.length >= 1);
+      assert.equal(got!.body.data.message.id, message.id);
+    } finally {
+      await other.query('rollback').catch(() => undefined);
+      await other.end();
       await receiver.close();
     }
   });

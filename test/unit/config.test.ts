@@ -75,6 +75,24 @@ describe('config: webhook URLs', () => {
     assert.equal(loadConfig({ PARLEY_WEBHOOK_ALLOW_PRIVATE: '0' }).webhookAllowPrivate, false);
   });
 
+  it('reads the webhook timeout and retry schedule, defaults the vendor\'s 10 s and 30 s, and refuses bad values naming the variable', () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.webhookTimeoutMs, 5_000);
+    assert.deepEqual(defaults.webhookRetry, { delaysMs: [10_000, 30_000], maxDelayMs: 3_600_000, horizonMs: 86_400_000 });
+    const set = loadConfig({ PARLEY_WEBHOOK_TIMEOUT_MS: '2000', PARLEY_WEBHOOK_RETRY_DELAYS: '0.5, 2, 7200', PARLEY_WEBHOOK_RETRY_HORIZON_HOURS: '0.5' });
+    assert.equal(set.webhookTimeoutMs, 2_000);
+    assert.deepEqual(set.webhookRetry, { delaysMs: [500, 2_000, 7_200_000], maxDelayMs: 7_200_000, horizonMs: 1_800_000 });
+    for (const [name, value] of [
+      ['PARLEY_WEBHOOK_TIMEOUT_MS', '0'],
+      ['PARLEY_WEBHOOK_RETRY_DELAYS', '10,,30'],
+      ['PARLEY_WEBHOOK_RETRY_DELAYS', '-1'],
+      ['PARLEY_WEBHOOK_RETRY_HORIZON_HOURS', '0'],
+      ['PARLEY_WEBHOOK_RETRY_HORIZON_HOURS', 'soon'],
+    ] as const) {
+      assert.throws(() => loadConfig({ [name]: value }), (error: Error) => error instanceof ConfigError && error.message.startsWith(name), `${name}=${value}`);
+    }
+  });
+
   it('refuses a PARLEY_WEBHOOK_ALLOW_PRIVATE that is not 0 or 1, naming it', () => {
     assert.throws(() => loadConfig({ PARLEY_WEBHOOK_ALLOW_PRIVATE: 'maybe' }), (error: Error) => error instanceof ConfigError && /PARLEY_WEBHOOK_ALLOW_PRIVATE/.test(error.message));
   });
