@@ -1,10 +1,13 @@
 /**
- * The `parley admin keys ...` and `parley webhooks ...` commands (docs/management-api.md), run by
- * cli.ts against the database, as `apps` and `keys` are.
+ * The `parley admin keys ...` and `parley webhooks ...` commands (docs/management-api.md; the
+ * delivery log, redelivery and secret rotation: docs/webhooks.md), run by cli.ts against the
+ * database, as `apps` and `keys` are, through the services the management API's routes use.
  */
 import type { Services } from './container.js';
 import type { RequestContext } from './domain/context.js';
+import { UNIX_SECONDS_MAX } from './domain/normalize.js';
 import type { CreatedManagementKey } from './services/management.service.js';
+import type { Delivery } from './services/webhook-deliveries.service.js';
 import type { Webhook } from './services/webhooks.service.js';
 
 export interface ManagementFlags {
@@ -17,6 +20,10 @@ export interface ManagementFlags {
   'basic-auth'?: string;
   retry?: boolean;
   disabled?: boolean;
+  status?: string;
+  limit?: string;
+  since?: string;
+  overlap?: string;
 }
 
 /** What the commands need from cli.ts: a context for an app, and its usage error. */
@@ -33,7 +40,14 @@ export const MANAGEMENT_USAGE = `  admin keys create [--name NAME] [--json]
   webhooks create --app APPID --id ID --url URL [--name NAME] [--triggers a,b,...]
       [--basic-auth USER:PASSWORD] [--retry] [--disabled] [--json]
   webhooks list --app APPID [--json]
-  webhooks delete --app APPID ID`;
+  webhooks delete --app APPID ID
+  webhooks deliveries --app APPID ID [--status pending|delivered|failed] [--limit 100] [--json]
+                                 The webhook's deliveries, newest first (docs/webhooks.md)
+  webhooks redeliver --app APPID ID (DELIVERY_ID | --since UNIX_SECONDS) [--json]
+                                 Deliver one delivery again, or every failed one since then
+  webhooks rotate-secret --app APPID ID [--overlap 86400] [--json]
+                                 A new signing secret, shown once; the old one keeps signing
+                                 beside it for --overlap seconds`;
 
 /** `parley admin keys create|list|revoke`. */
 export async function adminKeysCommand(services: Services, io: CommandIo, sub: string | undefined, flags: ManagementFlags, key: string | undefined): Promise<number> {
@@ -73,8 +87,15 @@ export function managementKeyLines(created: CreatedManagementKey): string[] {
   ];
 }
 
-/** `parley webhooks create|list|delete --app APPID`. */
-export async function webhooksCommand(services: Services, io: CommandIo, sub: string | undefined, flags: ManagementFlags, id: string | undefined): Promise<number> {
+/** `parley webhooks create|list|delete|deliveries|redeliver|rotate-secret --app APPID`. */
+export async function webhooksCommand(
+  services: Services,
+  io: CommandIo,
+  sub: string | undefined,
+  flags: ManagementFlags,
+  id: string | undefined,
+  deliveryId?: string,
+): Promise<number> {
   if (!flags.app) throw io.usage('--app is required.');
   const ctx = io.context(flags.app.toLowerCase());
   if (sub === 'create') {
@@ -133,5 +154,86 @@ export async function webhooksCommand(services: Services, io: CommandIo, sub: st
     console.log(`Deleted the webhook ${id} of app ${ctx.appId}.`);
     return 0;
   }
+  if (sub === 'deliveries') return deliveriesCommand(services, io, ctx, flags, id);
+  if (sub === 'redeliver') return redeliverCommand(services, io, ctx, flags, id, deliveryId);
+  if (sub === 'rotate-secret') return rotateSecretCommand(services, io, ctx, flags, id);
   throw io.usage(`Unknown command: webhooks ${sub ?? ''}`);
+}
+
+const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+/** A delivery id (X-Parley-Delivery), as the redeliver route's path takes it. */
+const DELIVERY_ID = /^[0-9]{1,18}$/;
+
+/** `parley webhooks deliveries --app APPID ID [--status S] [--limit N] [--json]`: the delivery log, newest first. */
+async function deliveriesCommand(services: Services, io: CommandIo, ctx: RequestContext, flags: ManagementFlags, id: string | undefined): Promise<number> {
+  if (!id) throw io.usage('webhooks deliveries needs the webhook id: parley webhooks deliveries --app APPID ID');
+  const status = DELIVERY_STATUSES.find((value) => value === flags.status);
+  if (flags.status !== undefined && !status) throw io.usage(`--status must be ${DELIVERY_STATUSES.join(', ')}.`);
+  const limit = integerFlag(io, flags.limit, 'limit', 1, 1000);
+  const { data, meta } = await services.webhookDeliveries.list(ctx, id, { status, limit });
+  if (flags.json) console.log(JSON.stringify(data));
+  else if (!data.length) console.log(`No ${status ? `${status} ` : ''}deliveries for the webhook ${id} of app ${ctx.appId}.`);
+  else {
+    for (const delivery of data) console.log(deliveryLine(delivery));
+    if (meta.next) console.log(`(the newest ${data.length}; --limit shows up to 1000)`);
+  }
+  return 0;
+}
+
+/** A delivery in a line: id, status, trigger, attempts, last HTTP status, last attempt, last error (`-`: none). */
+function deliveryLine(delivery: Delivery): string {
+  const at = delivery.lastAttemptAt === null ? '-' : new Date(delivery.lastAttemptAt * 1000).toISOString();
+  return [delivery.id, delivery.status, delivery.trigger, delivery.attempts, delivery.lastResponseCode ?? '-', at, delivery.lastError ?? '-'].join('\t');
+}
+
+/** `parley webhooks redeliver --app APPID ID DELIVERY_ID`, or `--since UNIX_SECONDS` for every failed one since then. */
+async function redeliverCommand(
+  services: Services,
+  io: CommandIo,
+  ctx: RequestContext,
+  flags: ManagementFlags,
+  id: string | undefined,
+  deliveryId: string | undefined,
+): Promise<number> {
+  const usage = 'parley webhooks redeliver --app APPID ID DELIVERY_ID, or --app APPID ID --since UNIX_SECONDS';
+  if (!id) throw io.usage(`webhooks redeliver needs the webhook id: ${usage}`);
+  if ((deliveryId === undefined) === (flags.since === undefined)) throw io.usage(`webhooks redeliver needs a delivery id or --since (not both): ${usage}`);
+  if (deliveryId !== undefined && !DELIVERY_ID.test(deliveryId)) throw io.usage(`${deliveryId} is not a delivery id (the digits 'webhooks deliveries' lists).`);
+  const result =
+    deliveryId !== undefined
+      ? await services.webhookDeliveries.redeliver(ctx, id, deliveryId)
+      : await services.webhookDeliveries.redeliverFailed(ctx, id, integerFlag(io, flags.since, 'since', 0, UNIX_SECONDS_MAX)!);
+  if (flags.json) console.log(JSON.stringify(result));
+  else console.log(result.message);
+  return 0;
+}
+
+/** `parley webhooks rotate-secret --app APPID ID [--overlap SECONDS] [--json]`: prints the new secret, once. */
+async function rotateSecretCommand(services: Services, io: CommandIo, ctx: RequestContext, flags: ManagementFlags, id: string | undefined): Promise<number> {
+  if (!id) throw io.usage('webhooks rotate-secret needs the webhook id: parley webhooks rotate-secret --app APPID ID [--overlap SECONDS]');
+  const overlap = integerFlag(io, flags.overlap, 'overlap', 0, 7 * 86_400);
+  const rotated = await services.webhooks.rotateSecret(ctx, id, overlap);
+  if (flags.json) {
+    console.log(JSON.stringify(rotated));
+    return 0;
+  }
+  const until = rotated.previousSecretExpiresAt * 1000;
+  console.log(
+    [
+      `A new signing secret for the webhook ${id} of app ${ctx.appId}. Keep it: it is not shown again.`,
+      `  Signing secret  ${rotated.signingSecret}`,
+      until > Date.now()
+        ? `  The previous secret also signs deliveries until ${new Date(until).toISOString()} (deliveries carry a v1= signature with each).`
+        : '  The previous secret no longer signs deliveries.',
+    ].join('\n'),
+  );
+  return 0;
+}
+
+/** An integer flag from `min` to `max`, or undefined when not given. */
+function integerFlag(io: CommandIo, raw: string | undefined, flag: string, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^[0-9]+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) throw io.usage(`--${flag} must be an integer from ${min} to ${max}.`);
+  return value;
 }

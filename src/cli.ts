@@ -1,18 +1,18 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { appsCreate, appsLimits, appsList, displayPath, keysCreate, keysList, keysRevoke } from './cli-apps.js';
+import { importCommand } from './cli-import.js';
 import { adminKeysCommand, MANAGEMENT_USAGE, managementKeyLines, webhooksCommand } from './cli-management.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import type { createServices } from './container.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
-import type { ApiKeyScope, Logger, RequestContext } from './domain/context.js';
+import type { Logger, RequestContext } from './domain/context.js';
 import { AppError } from './domain/errors.js';
-import { parseRateLimits, RATE_LIMIT_CLASSES, RateLimitsFormatError, type RateLimits } from './domain/rate-limits.js';
 import type { RunningServer } from './server.js';
 import { EVENTS_USAGE, eventsCommand } from './cli-events.js';
-import type { AppRateLimits, CreatedApp } from './services/apps.service.js';
+import type { CreatedApp } from './services/apps.service.js';
 
 const USAGE = `Usage: parley <command> [options]
 
@@ -68,6 +68,10 @@ const OPTIONS = {
   'basic-auth': { type: 'string' },
   retry: { type: 'boolean' },
   disabled: { type: 'boolean' },
+  status: { type: 'string' },
+  limit: { type: 'string' },
+  since: { type: 'string' },
+  overlap: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } satisfies ParseArgsConfig['options'];
 
@@ -91,26 +95,26 @@ export async function main(argv: string[]): Promise<number> {
     return command || flags.help ? 0 : 2;
   }
   // A client of a running server: no server configuration involved.
-  if (command === 'import') return importFile(flags, sub, rest);
+  if (command === 'import') return importCommand(cliIo, flags, sub, rest);
   const config = configFrom(flags);
   switch (command) {
     case 'serve':
       return serve(config);
     case 'apps':
-      if (sub === 'create') return withServices(config, (services) => appsCreate(services, config, flags));
+      if (sub === 'create') return withServices(config, (services) => appsCreate(services, cliIo, config, flags));
       if (sub === 'list') return withServices(config, (services) => appsList(services, flags));
-      if (sub === 'limits') return withServices(config, (services) => appsLimits(services, flags));
+      if (sub === 'limits') return withServices(config, (services) => appsLimits(services, cliIo, flags));
       break;
     case 'keys':
-      if (sub === 'create') return withServices(config, (services) => keysCreate(services, flags));
-      if (sub === 'list') return withServices(config, (services) => keysList(services, flags));
-      if (sub === 'revoke') return withServices(config, (services) => keysRevoke(services, flags, rest[0]));
+      if (sub === 'create') return withServices(config, (services) => keysCreate(services, cliIo, flags));
+      if (sub === 'list') return withServices(config, (services) => keysList(services, cliIo, flags));
+      if (sub === 'revoke') return withServices(config, (services) => keysRevoke(services, cliIo, flags, rest[0]));
       break;
     case 'admin':
       if (sub === 'keys') return withServices(config, (services) => adminKeysCommand(services, cliIo, rest[0], flags, rest[1]));
       break;
     case 'webhooks':
-      return withServices(config, (services) => webhooksCommand(services, cliIo, sub, flags, rest[0]));
+      return withServices(config, (services) => webhooksCommand(services, cliIo, sub, flags, rest[0], rest[1]));
   }
   if (command === 'events') return withServices(config, (services) => eventsCommand(services, cliIo, sub, flags));
   throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
@@ -175,13 +179,7 @@ function firstRunBanner(server: RunningServer, config: Config, app: CreatedApp):
   ].join('\n');
 }
 
-/** A path relative to the working directory when it lies below it, else absolute. */
-function displayPath(file: string): string {
-  const relative = path.relative(process.cwd(), file);
-  return relative && !relative.startsWith('..') ? relative : file;
-}
-
-// --- apps and keys ----------------------------------------------------------------------------
+// --- commands on the database (cli-apps.ts, cli-management.ts, cli-events.ts) -------------------
 
 type Services = ReturnType<typeof createServices>;
 
@@ -197,7 +195,7 @@ async function withServices(config: Config, run: (services: Services) => Promise
   }
 }
 
-/** The apps and keys commands' logger (warnings, to stderr): made by withServices. */
+/** The database commands' logger (warnings, to stderr): made by withServices. */
 let cliLog: Logger | undefined;
 
 function cliContext(appId: string): RequestContext {
@@ -206,164 +204,6 @@ function cliContext(appId: string): RequestContext {
 }
 
 const cliIo = { context: cliContext, usage: (message: string) => new UsageError(message) };
-
-function required(value: string | undefined, flag: string): string {
-  if (!value) throw new UsageError(`--${flag} is required.`);
-  return value;
-}
-
-async function appsCreate(services: Services, config: Config, flags: Flags): Promise<number> {
-  const app = await services.apps.create(cliContext(''), { name: required(flags.name, 'name'), appId: flags.id });
-  if (flags.json) {
-    console.log(JSON.stringify({ appId: app.appId, region: app.region, apiKey: app.apiKey, authKey: app.authKey }));
-    return 0;
-  }
-  const scheme = config.insecureHttp ? 'http' : 'https';
-  const base = `${scheme}://${app.appId}.api-${app.region}.${config.domain}:${config.port}/v3`;
-  console.log(
-    [
-      `Created app "${app.name}". Keep these keys: they are not shown again.`,
-      `  App ID    ${app.appId}`,
-      `  Region    ${app.region}`,
-      `  REST key  ${app.apiKey}   (fullAccess)`,
-      `  Auth key  ${app.authKey}   (authOnly)`,
-      `  Base URL  ${base}`,
-      '',
-      `  curl ${scheme === 'https' && !config.tlsCertFile ? `--cacert ${displayPath(path.join(config.dataDir, 'tls', 'cert.pem'))} ` : ''}${base}/users -H 'apiKey: ${app.apiKey}'`,
-    ].join('\n'),
-  );
-  return 0;
-}
-
-async function appsList(services: Services, flags: Flags): Promise<number> {
-  const apps = await services.apps.list();
-  if (flags.json) console.log(JSON.stringify(apps));
-  else if (!apps.length) console.log('No apps yet. Create one with: parley apps create --name NAME');
-  else for (const app of apps) console.log(`${app.appId}\t${app.region}\t${app.name}`);
-  return 0;
-}
-
-async function appsLimits(services: Services, flags: Flags): Promise<number> {
-  const ctx = await requireApp(services, flags);
-  let changes: Partial<RateLimits> | undefined;
-  if (flags.set !== undefined) {
-    try {
-      changes = parseRateLimits(flags.set);
-    } catch (error) {
-      if (error instanceof RateLimitsFormatError) throw new UsageError(`--set: ${error.message}.`);
-      throw error;
-    }
-    if (!Object.keys(changes).length) throw new UsageError('--set needs class=number pairs, e.g. --set core=5000,standard=10000');
-  }
-  // --reset first: `--reset --set standard=100` leaves the app with that one limit of its own.
-  let result: AppRateLimits | undefined = flags.reset ? await services.apps.resetRateLimits(ctx) : undefined;
-  if (changes) result = await services.apps.setRateLimits(ctx, changes);
-  result ??= await services.apps.rateLimits(ctx);
-  if (flags.json) {
-    console.log(JSON.stringify(result));
-    return 0;
-  }
-  const lines = RATE_LIMIT_CLASSES.map((cls) => {
-    const limit = result.limits[cls];
-    return `  ${cls.padEnd(16)} ${(limit === 0 ? 'off' : String(limit)).padStart(10)}   ${cls in result.overrides ? "this app's" : 'deployment'}`;
-  });
-  console.log([`Rate limits of app ${result.appId}, per minute:`, ...lines].join('\n'));
-  if (flags.set !== undefined || flags.reset) console.log('Running servers apply the change within 5 seconds.');
-  return 0;
-}
-
-async function requireApp(services: Services, flags: Flags): Promise<RequestContext> {
-  const appId = required(flags.app, 'app').toLowerCase();
-  if (!(await services.apps.list()).some((app) => app.appId === appId)) throw new UsageError(`No app with id ${appId}.`);
-  return cliContext(appId);
-}
-
-async function keysCreate(services: Services, flags: Flags): Promise<number> {
-  const ctx = await requireApp(services, flags);
-  const scope = (flags.scope ?? 'fullAccess') as ApiKeyScope;
-  if (scope !== 'fullAccess' && scope !== 'authOnly') throw new UsageError('--scope must be fullAccess or authOnly.');
-  const key = await services.apiKeys.create(ctx, { name: flags.name ?? `${scope} key`, scope });
-  if (flags.json) console.log(JSON.stringify(key));
-  else console.log(`${key.apiKey}\t${key.scope}\t${key.name}\n(Keep this key: it is not shown again.)`);
-  return 0;
-}
-
-async function keysList(services: Services, flags: Flags): Promise<number> {
-  const ctx = await requireApp(services, flags);
-  const { data } = await services.apiKeys.list(ctx, {});
-  if (flags.json) console.log(JSON.stringify(data));
-  else for (const key of data) console.log(`${key.apiKey}\t${key.scope}\t${key.name}`);
-  return 0;
-}
-
-async function keysRevoke(services: Services, flags: Flags, key: string | undefined): Promise<number> {
-  const ctx = await requireApp(services, flags);
-  const result = await services.apiKeys.delete(ctx, required(key, 'KEY (a positional argument)'));
-  console.log(result.message);
-  return 0;
-}
-
-// --- import -------------------------------------------------------------------------------
-
-async function importFile(flags: Flags, file: string | undefined, extra: string[]): Promise<number> {
-  if (!file) throw new UsageError('import needs the file to import: parley import FILE.jsonl --url URL --api-key KEY');
-  if (extra.length) throw new UsageError(`Unexpected arguments: ${extra.join(' ')}`);
-  if (!fs.existsSync(file)) throw new UsageError(`No such file: ${file}`);
-  const number = (flag: 'batch' | 'concurrency' | 'retries', fallback: number, max: number) => {
-    const raw = flags[flag];
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 1 || value > max) throw new UsageError(`--${flag} must be an integer from 1 to ${max}.`);
-    return value;
-  };
-  const url = required(flags.url, 'url');
-  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-    throw new UsageError('--url must be https://<app>.api-<region>.<domain>[:port] (or http:// behind a TLS proxy).');
-  }
-  const reportFile = flags.report ?? `${file}.failed.jsonl`;
-  // The report is rewritten by each run: never over the file being imported.
-  if (path.resolve(reportFile) === path.resolve(file)) throw new UsageError('--report must not be the file to import.');
-  if (!fs.existsSync(path.dirname(path.resolve(reportFile)))) throw new UsageError(`No such directory for the report: ${reportFile}`);
-  if (flags.ca !== undefined && !fs.existsSync(flags.ca)) throw new UsageError(`No such CA file: ${flags.ca}`);
-  const progressMs = process.env.PARLEY_IMPORT_PROGRESS_MS;
-  const options = {
-    file,
-    url,
-    apiKey: required(flags['api-key'], 'api-key'),
-    ca: flags.ca === undefined ? undefined : fs.readFileSync(flags.ca, 'utf8'),
-    batch: number('batch', 5_000, 10_000),
-    concurrency: number('concurrency', 2, 64),
-    attempts: number('retries', 8, 100),
-    reportFile,
-    out: process.stderr,
-    progressEveryMs: progressMs && Number.isFinite(Number(progressMs)) ? Number(progressMs) : undefined,
-  };
-  // Ctrl-C: no new batch starts, the calls in flight finish; a second one exits at once.
-  const stop = new AbortController();
-  const interrupt = () => {
-    if (stop.signal.aborted) process.exit(130);
-    stop.abort();
-    process.stderr.write('\nstopping: waiting for the calls in flight (Ctrl-C again to quit at once)\n');
-  };
-  process.on('SIGINT', interrupt);
-  process.on('SIGTERM', interrupt);
-  const { formatSummary, runImport } = await import('./import/importer.js');
-  const summary = await runImport({ ...options, signal: stop.signal });
-  process.off('SIGINT', interrupt);
-  process.off('SIGTERM', interrupt);
-  console.error(formatSummary(summary));
-  if (summary.failed) console.error(`${summary.failed} records failed: see ${options.reportFile}`);
-  const resume = 'Run the same command again to finish: records already imported are skipped.';
-  if (summary.interrupted) {
-    console.error(`Interrupted. ${resume}`);
-    return 130;
-  }
-  if (summary.unreachable) {
-    console.error(`Stopped: the server could not be reached or refused the key (${summary.unreachable.code}: ${summary.unreachable.message}). ${resume}`);
-    return 1;
-  }
-  return summary.failed ? 1 : 0;
-}
 
 // --- entry point ----------------------------------------------------------------------------
 

@@ -42,9 +42,10 @@ export function hostOf(app: { appId: string }, region = TEST_REGION): string {
 
 /**
  * Config a test may change, e.g. a small data import maximum, or rate limits (production's by
- * default) with the clock of their windows.
+ * default) with the clock of their windows, or the domain (`localhost`: a real client reaches
+ * `<appId>.api-us.localhost` on a listening app; `call` then needs an `appId` header).
  */
-export type TestConfig = Partial<Pick<Config, 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookRetry' | 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'redisUrl' | 'redisKeyPrefix'>> & {
+export type TestConfig = Partial<Pick<Config, 'domain' | 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookRetry' | 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'redisUrl' | 'redisKeyPrefix'>> & {
   rateLimits?: Partial<RateLimits>;
   clock?: () => number;
 };
