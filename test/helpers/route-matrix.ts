@@ -65,7 +65,7 @@ export const QUERY_RULES: Record<string, Rule> = {
       'sortOrder', 'affix', 'updatedAt', 'type', 'types', 'hasJoined', 'scopes', 'direction', 'limit', 'sentAt', 'fromTimestamp',
       'toTimestamp', 'category', 'categories', 'hideReplies', 'hideDeleted', 'onlyDeleted', 'hasAttachments', 'attachmentTypes',
       'hasMentions', 'hasLinks', 'mentionsWithTagInfo', 'mentionsWithBlockedInfo', 'hasReactions', 'receiverType',
-      'hideMessagesFromBlockedUsers', 'myMentionsOnly', 'unread', 'undelivered', 'conversationType', 'withUserAndGroupTags',
+      'hideMessagesFromBlockedUsers', 'myMentionsOnly', 'unread', 'undelivered', 'conversationType', 'withUserAndGroupTags', 'recordEvents',
     ].map((name) => [name, plain()]),
   ),
 };
