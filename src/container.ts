@@ -196,7 +196,6 @@ export function createServices(
     counters: options.rateLimits?.counters ?? new MemoryRateLimitCounters(),
     limits: deploymentLimits,
     now: options.rateLimits?.now ?? Date.now,
-    usersService: users,
   });
   const roles = new RolesService({ db, roles: repositories.roles });
   const rbac = new RbacService({ db, roles: repositories.roles, groups: repositories.groups, permissions: repositories.permissions });
@@ -240,7 +239,7 @@ export function createServices(
     actions,
     rbac,
   });
-  const threads = new ThreadsService({ messages: repositories.messages, messagesService: messages, history, usersService: users });
+  const threads = new ThreadsService({ messages: repositories.messages, messagesService: messages, history });
   const reactions = new ReactionsService({
     db,
     messages: repositories.messages,

@@ -10,6 +10,7 @@ import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.
 import type { BlockDirection, BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import type { RelatedUser, RelationResult } from './friends.service.js';
+import type { ActorContext } from './actor.js';
 import { uidNotFound, type UsersService } from './users.service.js';
 import { toUser, withBlockFields } from './views/users.view.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
@@ -21,13 +22,13 @@ export class BlockedUsersService {
       db: Kysely<DB>;
       blocks: BlockedUsersRepository;
       users: UsersRepository;
-      usersService: UsersService;
+      usersService: Pick<UsersService, 'requireActive'>;
       events: EventsRepository;
     },
   ) {}
 
   /** block-users: answers per uid; blocking a blocked user succeeds and keeps the first block's time. */
-  async block(ctx: RequestContext, rawUid: string, rawOthers: string[]): Promise<Record<string, RelationResult>> {
+  async block(ctx: ActorContext, rawUid: string, rawOthers: string[]): Promise<Record<string, RelationResult>> {
     return this.change(ctx, 'block_users', rawUid, rawOthers, async (uid, others, tx) => {
       await this.recordEvent(ctx, 'user_blocked', uid, await this.deps.blocks.addMany(ctx.appId, uid, others, tx), tx);
       return (other) => `The user with UID ${uid} has blocked user with UID ${other} successfully.`;
@@ -35,7 +36,7 @@ export class BlockedUsersService {
   }
 
   /** unblock-users: answers per uid; unblocking a user who is not blocked succeeds. */
-  async unblock(ctx: RequestContext, rawUid: string, rawOthers: string[]): Promise<Record<string, RelationResult>> {
+  async unblock(ctx: ActorContext, rawUid: string, rawOthers: string[]): Promise<Record<string, RelationResult>> {
     return this.change(ctx, 'unblock_users', rawUid, rawOthers, async (uid, others, tx) => {
       await this.recordEvent(ctx, 'user_unblocked', uid, await this.deps.blocks.removeMany(ctx.appId, uid, others, tx), tx);
       return (other) => `The user with UID ${uid} has unblocked user with UID ${other} successfully.`;
@@ -51,7 +52,7 @@ export class BlockedUsersService {
 
   /** The shared steps of block and unblock: checks each uid, applies `write` to the valid ones. */
   private async change(
-    ctx: RequestContext,
+    ctx: ActorContext,
     name: string,
     rawUid: string,
     rawOthers: string[],
@@ -59,7 +60,6 @@ export class BlockedUsersService {
   ): Promise<Record<string, RelationResult>> {
     const uid = normalizeId(rawUid);
     const others = normalizeIds(rawOthers);
-    await this.deps.usersService.requireActor(ctx);
     return withTransaction(
       this.deps.db,
       name,
@@ -82,11 +82,10 @@ export class BlockedUsersService {
   }
 
   async list(
-    ctx: RequestContext,
+    ctx: ActorContext,
     rawUid: string,
     input: PageRequest & { direction: BlockDirection; searchKey?: string },
   ): Promise<{ data: RelatedUser[]; meta: PageMeta }> {
-    await this.deps.usersService.requireActor(ctx);
     const { uid } = await this.deps.usersService.requireActive(ctx, rawUid);
     const page = { page: input.page, perPage: input.perPage };
     const { rows, total } = await this.deps.blocks.list(ctx.appId, uid, { direction: input.direction, searchKey: input.searchKey }, page);

@@ -20,7 +20,7 @@ import type { MessageHistoryService } from './message-history.service.js';
 import type { Message } from './views/messages.view.js';
 import { type UsersService } from './users.service.js';
 import { toUser, withBlockFields } from './views/users.view.js';
-import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
+import { againAsActor, type ActorContext } from './actor.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
 import { receiptEvent } from './views/events.view.js';
 
@@ -62,7 +62,8 @@ export class ConversationsService {
       users: UsersRepository;
       groups: GroupsRepository;
       blocked: BlockedUsersRepository;
-      usersService: UsersService;
+      /** The actor: read with a list's page, after a reset's check, and again when a change runs again. */
+      usersService: Pick<UsersService, 'withActor' | 'readActor'>;
       history: MessageHistoryService;
       events: EventsRepository;
     },
@@ -80,37 +81,37 @@ export class ConversationsService {
       searchKey: input.searchKey || undefined,
     };
     const page = { page: input.page, perPage: input.perPage };
-    // The viewer is checked while the page is read: a user who does not exist has no conversations.
-    const [viewerRow, { rows, total }] = await Promise.all([
-      this.deps.usersService.requireActor(ctx),
+    // The viewer (the actor) is checked while the page is read: a user who does not exist has no conversations.
+    const [{ actor }, { rows, total }] = await Promise.all([
+      this.deps.usersService.withActor(ctx),
       this.deps.states.list(ctx.appId, viewer, filter, page),
     ]);
     const data = await this.render(ctx, viewer, rows, {
       withTags: input.withTags ?? false,
       withEntityTags: input.withUserAndGroupTags ?? false,
-      viewerRow,
+      viewerRow: actor,
     });
     return { data, meta: pageMeta(page, total, data.length) };
   }
 
   /** get-user-conversations / get-group-conversations. */
-  async get(ctx: RequestContext, target: Target): Promise<Conversation> {
+  async get(ctx: ActorContext, target: Target): Promise<Conversation> {
     const located = await this.locate(ctx, target);
     const row = await this.visible(ctx, located, target, { content: true });
     return (await this.render(ctx, located.viewer, [row], { withTags: true, withEntityTags: false }))[0]!;
   }
 
   /** get-conversation (deprecated): by conversation id. */
-  async getById(ctx: RequestContext, rawConversationId: string): Promise<Conversation> {
+  async getById(ctx: ActorContext, rawConversationId: string): Promise<Conversation> {
     const located = await this.locateById(ctx, rawConversationId);
     const row = await this.visible(ctx, located, undefined, { content: true });
     return (await this.render(ctx, located.viewer, [row], { withTags: true, withEntityTags: false }))[0]!;
   }
 
   /** update-user-conversation / update-group-conversation: the viewer's tags of the conversation. */
-  async update(ctx: RequestContext, target: Target, input: { tags: string[] }): Promise<Conversation> {
+  async update(ctx: ActorContext, target: Target, input: { tags: string[] }): Promise<Conversation> {
     // Located again when the conversation, its group or a user was deleted meanwhile: not found.
-    await againIfDeletedMeanwhile(async () => {
+    await this.again(ctx, async (ctx) => {
       const located = await this.locate(ctx, target);
       const tags = normalizeTags(input.tags);
       await withTransaction(
@@ -139,9 +140,11 @@ export class ConversationsService {
     if (input.conversationWith !== undefined && normalizeId(input.conversationWith) !== normalizeId(target.id)) {
       throw badRequest({ conversationWith: 'must name the user in the path' });
     }
-    // Located again when the conversation, its group or a user was deleted meanwhile.
     const scope = input.deleteMessagesPermanently ? 'permanently' : 'viewer';
-    return againIfDeletedMeanwhile(async () => this.clear(ctx, await this.locate(ctx, target), target, scope));
+    // The actor is read after the body's check, so that a bad body is answered as such whoever
+    // onBehalfOf names. Located again when the conversation, its group or a user was deleted meanwhile.
+    const actorCtx = await this.deps.usersService.withActor(ctx);
+    return this.again(actorCtx, async (ctx) => this.clear(ctx, await this.locate(ctx, target), target, scope));
   }
 
   /**
@@ -149,8 +152,8 @@ export class ConversationsService {
    * cleared for all the users (every participant, until a new message); reset clears it for the
    * viewer only.
    */
-  async deleteById(ctx: RequestContext, rawConversationId: string): Promise<{ success: true; message: string }> {
-    return againIfDeletedMeanwhile(async () => this.clear(ctx, await this.locateById(ctx, rawConversationId), undefined, 'everyone'));
+  async deleteById(ctx: ActorContext, rawConversationId: string): Promise<{ success: true; message: string }> {
+    return this.again(ctx, async (ctx) => this.clear(ctx, await this.locateById(ctx, rawConversationId), undefined, 'everyone'));
   }
 
   /** Clears the conversation for the viewer, for every participant, or deletes it with its messages. */
@@ -185,12 +188,17 @@ export class ConversationsService {
    * mark-*-as-delivered / -read / -unread: moves the viewer's watermark to `messageId` (a
    * message of the conversation), or to the last message; without it, unread marks everything.
    */
-  async mark(ctx: RequestContext, target: Target, kind: ReceiptKind, rawMessageId?: string | number): Promise<{ success: true; message: string }> {
+  async mark(ctx: ActorContext, target: Target, kind: ReceiptKind, rawMessageId?: string | number): Promise<{ success: true; message: string }> {
     // Run again when the conversation, its group or a user was deleted meanwhile: then not found.
-    return againIfDeletedMeanwhile(() => this.markOnce(ctx, target, kind, rawMessageId));
+    return this.again(ctx, (ctx) => this.markOnce(ctx, target, kind, rawMessageId));
   }
 
-  private async markOnce(ctx: RequestContext, target: Target, kind: ReceiptKind, rawMessageId?: string | number): Promise<{ success: true; message: string }> {
+  /** againIfDeletedMeanwhile, reading the actor again for each run after the first (againAsActor). */
+  private again<T>(ctx: ActorContext, work: (ctx: ActorContext) => Promise<T>): Promise<T> {
+    return againAsActor(ctx, (stale) => this.deps.usersService.readActor(stale), work);
+  }
+
+  private async markOnce(ctx: ActorContext, target: Target, kind: ReceiptKind, rawMessageId?: string | number): Promise<{ success: true; message: string }> {
     const located = await this.locate(ctx, target);
     const { viewer, conversationId } = located;
     const messageId = rawMessageId === undefined ? undefined : parseMessageId(String(rawMessageId));
@@ -228,15 +236,14 @@ export class ConversationsService {
     return message;
   }
 
-  /** The onBehalfOf user, required and checked. */
-  private async viewer(ctx: RequestContext): Promise<{ viewer: string; actor: UserRow }> {
+  /** The onBehalfOf user, required; checked as the actor. */
+  private viewer(ctx: ActorContext): { viewer: string; actor: UserRow } {
     const viewer = viewerOf(ctx);
-    const actor = (await this.deps.usersService.requireActor(ctx))!;
-    return { viewer, actor };
+    return { viewer, actor: ctx.actor! };
   }
 
-  private async locate(ctx: RequestContext, target: Target): Promise<Located> {
-    const { viewer, actor } = await this.viewer(ctx);
+  private async locate(ctx: ActorContext, target: Target): Promise<Located> {
+    const { viewer, actor } = this.viewer(ctx);
     const id = normalizeId(target.id);
     if (target.type === 'group') {
       if (!(await this.deps.groups.get(ctx.appId, id))) throw guidNotFound(id);
@@ -249,8 +256,8 @@ export class ConversationsService {
    * A conversation named by the vendor's id (a path): the first of the conversations it can
    * name that the viewer sees, the group's before a 1:1 (docs/conversations.md).
    */
-  private async locateById(ctx: RequestContext, rawConversationId: string): Promise<Located> {
-    const { viewer, actor } = await this.viewer(ctx);
+  private async locateById(ctx: ActorContext, rawConversationId: string): Promise<Located> {
+    const { viewer, actor } = this.viewer(ctx);
     for (const key of conversationKeysOf(rawConversationId, { viewer })) {
       const row = await this.deps.states.get(ctx.appId, viewer, key, conversationTypeOf(key), { content: false });
       if (row) return { viewer, actor, conversationId: row.conversation_id, type: row.conversation_type };

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { withTransaction } from '../db/transaction.js';
-import type { RequestContext } from '../domain/context.js';
 import { userConversationWireId } from '../domain/conversation-id.js';
 import { AppError, uidFailure } from '../domain/errors.js';
 import { LIMITS, normalizeId, normalizeIds } from '../domain/normalize.js';
@@ -10,6 +9,7 @@ import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.
 import type { BlockedUsersRepository } from '../repositories/blocked-users.repository.js';
 import type { FriendsRepository } from '../repositories/friends.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
+import type { ActorContext } from './actor.js';
 import { uidNotFound, type UsersService } from './users.service.js';
 import { toUser, withBlockFields, type User } from './views/users.view.js';
 
@@ -26,7 +26,7 @@ export class FriendsService {
       friends: FriendsRepository;
       blocks: BlockedUsersRepository;
       users: UsersRepository;
-      usersService: UsersService;
+      usersService: Pick<UsersService, 'requireActive'>;
     },
   ) {}
 
@@ -34,10 +34,9 @@ export class FriendsService {
    * add-friend: befriends `uid` with each given user, both ways, answering per uid. Re-adding a
    * friend answers ERR_ALREADY_FRIEND, as re-adding a member answers ERR_ALREADY_JOINED.
    */
-  async add(ctx: RequestContext, rawUid: string, rawOthers: string[]): Promise<{ accepted: Record<string, RelationResult> }> {
+  async add(ctx: ActorContext, rawUid: string, rawOthers: string[]): Promise<{ accepted: Record<string, RelationResult> }> {
     const uid = normalizeId(rawUid);
     const others = normalizeIds(rawOthers);
-    await this.deps.usersService.requireActor(ctx);
     return withTransaction(
       this.deps.db,
       'add_friends',
@@ -82,16 +81,14 @@ export class FriendsService {
   }
 
   /** remove-friend: ends the given friendships, both ways; uids that are not friends are ignored. */
-  async remove(ctx: RequestContext, rawUid: string, rawOthers: string[]): Promise<{ success: true; message: string }> {
-    await this.deps.usersService.requireActor(ctx);
+  async remove(ctx: ActorContext, rawUid: string, rawOthers: string[]): Promise<{ success: true; message: string }> {
     const { uid } = await this.deps.usersService.requireActive(ctx, rawUid);
     // One statement: atomic without a transaction.
     await this.deps.friends.removeMany(ctx.appId, uid, normalizeIds(rawOthers));
     return { success: true, message: 'Deleted the friend relations successfully.' };
   }
 
-  async list(ctx: RequestContext, rawUid: string, input: PageRequest & { searchKey?: string }): Promise<{ data: RelatedUser[]; meta: PageMeta }> {
-    await this.deps.usersService.requireActor(ctx);
+  async list(ctx: ActorContext, rawUid: string, input: PageRequest & { searchKey?: string }): Promise<{ data: RelatedUser[]; meta: PageMeta }> {
     const { uid } = await this.deps.usersService.requireActive(ctx, rawUid);
     const page = { page: input.page, perPage: input.perPage };
     const { rows, total } = await this.deps.friends.list(ctx.appId, uid, { searchKey: input.searchKey }, page);

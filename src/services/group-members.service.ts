@@ -15,6 +15,7 @@ import type { ActionMessages, GroupMemberEvent } from './action-messages.js';
 import { groupActor, guidNotFound, lockGroupForActor, rankOf, requireRank, SCOPE_RANK, type GroupActor } from './group-access.js';
 import type { Message } from './views/messages.view.js';
 import type { RbacService } from './rbac.service.js';
+import type { ActorContext } from './actor.js';
 import { type UsersService } from './users.service.js';
 import { toUser, withBlockFields, withViewerConversation, type User } from './views/users.view.js';
 import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
@@ -61,7 +62,7 @@ export class GroupMembersService {
       groups: GroupsRepository;
       members: GroupMembersRepository;
       users: UsersRepository;
-      usersService: UsersService;
+      usersService: Pick<UsersService, 'withActor' | 'blockRelations'>;
       rbac: RbacService;
       actions: ActionMessages;
       passwords: PasswordHasher;
@@ -78,7 +79,8 @@ export class GroupMembersService {
     const items = assignBuckets(input);
     if (items.length === 0) throw badRequest({ members: 'name at least one uid in admins, moderators, participants or usersToBan' });
     if (items.length > LIMITS.membersPerCall) throw badRequest({ members: `at most ${LIMITS.membersPerCall} uids per call` });
-    const actorRow = await this.deps.usersService.requireActor(ctx);
+    // Read after the body's checks, so that a bad body is answered as such whoever onBehalfOf names.
+    const actorRow = (await this.deps.usersService.withActor(ctx)).actor;
     const self = ctx.onBehalfOf;
     const selfOnly = self !== undefined && items.length === 1 && items[0]!.uid === self && items[0]!.bucket !== 'usersToBan';
     let joining = false;
@@ -206,13 +208,12 @@ export class GroupMembersService {
   }
 
   async list(
-    ctx: RequestContext,
+    ctx: ActorContext,
     rawGuid: string,
     query: PageRequest & { scopes?: MemberScope[]; status?: string },
   ): Promise<{ data: Member[]; meta: PageMeta }> {
     const guid = normalizeId(rawGuid);
-    // With onBehalfOf, each member names that user's conversation with them: the user must exist.
-    await this.deps.usersService.requireActor(ctx);
+    // With onBehalfOf, each member names that user's conversation with them: the user must exist (the actor).
     const group = await this.requireGroup(ctx, guid);
     const filter = { scopes: query.scopes, status: query.status };
     const page = { page: query.page, perPage: query.perPage };
@@ -230,14 +231,13 @@ export class GroupMembersService {
   }
 
   async changeScope(
-    ctx: RequestContext,
+    ctx: ActorContext,
     rawGuid: string,
     rawUid: string,
     scope: MemberScope,
   ): Promise<{ guid: string; uid: string; scope: MemberScope; joinedAt: number }> {
     const guid = normalizeId(rawGuid);
     const uid = normalizeId(rawUid);
-    await this.deps.usersService.requireActor(ctx);
     return withTransaction(
       this.deps.db,
       'change_member_scope',
@@ -269,10 +269,9 @@ export class GroupMembersService {
   }
 
   /** Kicks a member; a member named by onBehalfOf who kicks themselves leaves the group. */
-  async kick(ctx: RequestContext, rawGuid: string, rawUid: string): Promise<{ success: true; message: string }> {
+  async kick(ctx: ActorContext, rawGuid: string, rawUid: string): Promise<{ success: true; message: string }> {
     const guid = normalizeId(rawGuid);
     const uid = normalizeId(rawUid);
-    await this.deps.usersService.requireActor(ctx);
     return withTransaction(
       this.deps.db,
       'kick_group_member',
@@ -303,10 +302,9 @@ export class GroupMembersService {
     );
   }
 
-  async ban(ctx: RequestContext, rawGuid: string, rawUid: string): Promise<{ success: true; message: string }> {
+  async ban(ctx: ActorContext, rawGuid: string, rawUid: string): Promise<{ success: true; message: string }> {
     const guid = normalizeId(rawGuid);
     const uid = normalizeId(rawUid);
-    await this.deps.usersService.requireActor(ctx);
     return withTransaction(
       this.deps.db,
       'ban_group_user',
@@ -322,10 +320,9 @@ export class GroupMembersService {
     );
   }
 
-  async unban(ctx: RequestContext, rawGuid: string, rawUid: string): Promise<{ success: true; message: string }> {
+  async unban(ctx: ActorContext, rawGuid: string, rawUid: string): Promise<{ success: true; message: string }> {
     const guid = normalizeId(rawGuid);
     const uid = normalizeId(rawUid);
-    await this.deps.usersService.requireActor(ctx);
     return withTransaction(
       this.deps.db,
       'unban_group_user',
@@ -343,9 +340,8 @@ export class GroupMembersService {
     );
   }
 
-  async listBanned(ctx: RequestContext, rawGuid: string, page: PageRequest): Promise<{ data: Array<User & { bannedAt: number }>; meta: PageMeta }> {
+  async listBanned(ctx: ActorContext, rawGuid: string, page: PageRequest): Promise<{ data: Array<User & { bannedAt: number }>; meta: PageMeta }> {
     const guid = normalizeId(rawGuid);
-    await this.deps.usersService.requireActor(ctx);
     await this.requireGroup(ctx, guid);
     const { rows, total } = await this.deps.members.listBanned(ctx.appId, guid, page);
     // With onBehalfOf, each banned user as that user sees them: blocks and their conversation.

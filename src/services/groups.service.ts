@@ -13,6 +13,7 @@ import type { UsersRepository } from '../repositories/users.repository.js';
 import { APP_RANK, guidNotFound, lockGroupForActor, requireRank } from './group-access.js';
 import { assignBuckets, type GroupMembersService, type MembersInput, type MembersResult } from './group-members.service.js';
 import type { RbacService } from './rbac.service.js';
+import type { ActorContext } from './actor.js';
 import type { UsersService } from './users.service.js';
 import { toGroup, type Group, type GroupViewer as Viewer } from './views/groups.view.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
@@ -70,7 +71,7 @@ export class GroupsService {
       groups: GroupsRepository;
       members: GroupMembersRepository;
       users: UsersRepository;
-      usersService: UsersService;
+      usersService: Pick<UsersService, 'withActor'>;
       membersService: GroupMembersService;
       rbac: RbacService;
       passwords: PasswordHasher;
@@ -90,7 +91,8 @@ export class GroupsService {
     if (memberItems.length > LIMITS.membersPerCall) {
       throw badRequest({ members: `at most ${LIMITS.membersPerCall} uids across admins, moderators, participants and usersToBan` });
     }
-    const actor = await this.deps.usersService.requireActor(ctx);
+    // Read after the body's checks, so that a bad body is answered as such whoever onBehalfOf names.
+    const actor = (await this.deps.usersService.withActor(ctx)).actor;
     if (actor) await this.deps.rbac.requireGroupTypeAllowed(ctx, actor.role, 'createGroup', input.type);
     const owner = input.owner !== undefined ? normalizeId(input.owner) : ctx.onBehalfOf;
     const passwordHash = input.type === 'password' ? await this.deps.passwords.hash(input.password!) : null;
@@ -149,7 +151,8 @@ export class GroupsService {
     if ((input.affix === undefined) !== (input.updatedAt === undefined)) {
       throw badRequest({ [input.affix === undefined ? 'affix' : 'updatedAt']: 'is required with ' + (input.affix === undefined ? 'updatedAt' : 'affix') });
     }
-    await this.deps.usersService.requireActor(ctx);
+    // After the query's checks, as create does.
+    await this.deps.usersService.withActor(ctx);
     const filter: GroupListFilter = {
       searchKey: input.searchKey,
       searchIn: input.searchIn,
@@ -172,9 +175,8 @@ export class GroupsService {
     };
   }
 
-  async get(ctx: RequestContext, rawGuid: string): Promise<Group> {
+  async get(ctx: ActorContext, rawGuid: string): Promise<Group> {
     const guid = normalizeId(rawGuid);
-    await this.deps.usersService.requireActor(ctx);
     const row = await this.deps.groups.get(ctx.appId, guid);
     if (!row) throw guidNotFound(guid);
     const membership = ctx.onBehalfOf ? await this.deps.members.get(ctx.appId, guid, ctx.onBehalfOf) : undefined;
@@ -185,9 +187,8 @@ export class GroupsService {
    * Updates a group. With onBehalfOf, only its admins may; only the owner may hand the
    * ownership on, and the new owner becomes an admin member.
    */
-  async update(ctx: RequestContext, rawGuid: string, input: UpdateGroupInput): Promise<Group> {
+  async update(ctx: ActorContext, rawGuid: string, input: UpdateGroupInput): Promise<Group> {
     const guid = normalizeId(rawGuid);
-    const actorRow = await this.deps.usersService.requireActor(ctx);
     const passwordHash = input.password !== undefined ? await this.deps.passwords.hash(input.password) : undefined;
     const unset = new Set(input.unset ?? []);
     return withTransaction(
@@ -223,8 +224,8 @@ export class GroupsService {
           }
         }
         const row = (await this.deps.groups.update(ctx.appId, guid, changes, tx))!;
-        const events = [groupEvent('group_updated', row, actorRow)];
-        if (changes.owner !== undefined) events.push(groupEvent('group_owner_transferred', row, actorRow, { oldOwner: group.owner }));
+        const events = [groupEvent('group_updated', row, ctx.actor)];
+        if (changes.owner !== undefined) events.push(groupEvent('group_owner_transferred', row, ctx.actor, { oldOwner: group.owner }));
         await this.deps.events.record(ctx.appId, events, tx);
         const membership = ctx.onBehalfOf ? await this.deps.members.get(ctx.appId, guid, ctx.onBehalfOf, tx) : undefined;
         return toGroup(row, viewerOf(ctx, membership), { withTags: true });
@@ -234,9 +235,8 @@ export class GroupsService {
   }
 
   /** Deletes a group with its members and bans. With onBehalfOf, only its admins may. */
-  async delete(ctx: RequestContext, rawGuid: string): Promise<{ success: true; message: string }> {
+  async delete(ctx: ActorContext, rawGuid: string): Promise<{ success: true; message: string }> {
     const guid = normalizeId(rawGuid);
-    const actorRow = await this.deps.usersService.requireActor(ctx);
     return withTransaction(
       this.deps.db,
       'delete_group',
@@ -244,7 +244,7 @@ export class GroupsService {
         const { group, actor } = await lockGroupForActor(this.deps, ctx.appId, guid, ctx.onBehalfOf, tx);
         requireRank(actor, group, 'admin', 'ERR_GROUP_NO_ADMIN_SCOPE');
         await this.deps.groups.delete(ctx.appId, guid, tx);
-        await this.deps.events.record(ctx.appId, [groupEvent('group_deleted', group, actorRow)], tx);
+        await this.deps.events.record(ctx.appId, [groupEvent('group_deleted', group, ctx.actor)], tx);
         return { success: true as const, message: `Group with guid ${guid} has been deleted successfully.` };
       },
       ctx.log,

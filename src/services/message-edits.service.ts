@@ -19,6 +19,7 @@ import type { MessageHistoryService } from './message-history.service.js';
 import { prepare, type MessageDataInput, type SendMessageInput } from './message-content.js';
 import { type Message } from './views/messages.view.js';
 import { permissionDenied, type RbacService } from './rbac.service.js';
+import type { ActorContext } from './actor.js';
 import type { UsersService } from './users.service.js';
 
 export interface UpdateMessageInput {
@@ -35,7 +36,7 @@ export class MessageEditsService {
       conversations: ConversationsRepository;
       groups: GroupsRepository;
       members: GroupMembersRepository;
-      usersService: UsersService;
+      usersService: Pick<UsersService, 'withActor'>;
       messagesService: MessagesService;
       history: MessageHistoryService;
       actions: ActionMessages;
@@ -50,7 +51,8 @@ export class MessageEditsService {
    */
   async update(ctx: RequestContext, rawId: string, input: UpdateMessageInput): Promise<Message> {
     if (input.data === undefined && input.tags === undefined) throw badRequest({ data: 'or tags is required: they are what an edit changes' });
-    const actor = await this.deps.usersService.requireActor(ctx);
+    // Read after the body's check, so that a bad body is answered as such whoever onBehalfOf names.
+    const actor = (await this.deps.usersService.withActor(ctx)).actor;
     const { appId } = ctx;
     return withTransaction(
       this.deps.db,
@@ -74,8 +76,8 @@ export class MessageEditsService {
    * action messages that carry its content). Either way answers the `deleted` action message,
    * stored in the same transaction; after a permanent delete its `on` keeps no content.
    */
-  async delete(ctx: RequestContext, rawId: string, permanent: boolean): Promise<Message> {
-    const actor = await this.deps.usersService.requireActor(ctx);
+  async delete(ctx: ActorContext, rawId: string, permanent: boolean): Promise<Message> {
+    const actor = ctx.actor;
     const { appId } = ctx;
     return withTransaction(
       this.deps.db,

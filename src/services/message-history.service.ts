@@ -18,6 +18,7 @@ import type { UserRow, UsersRepository } from '../repositories/users.repository.
 import { guidNotFound } from './group-access.js';
 import { loadReceipts, receiptsFrom, sourceReceipt, withReceipt } from './receipts.js';
 import type { UsersService } from './users.service.js';
+import type { ActorContext } from './actor.js';
 import type { MessagePagesRepository } from '../repositories/message-pages.repository.js';
 import { toMessage, type Message } from './views/messages.view.js';
 import { requireMembership, type MembershipFacts } from './send-rules.js';
@@ -86,7 +87,7 @@ export class MessageHistoryService {
       members: GroupMembersRepository;
       reactions: ReactionsRepository;
       states: ConversationStatesRepository;
-      usersService: UsersService;
+      usersService: Pick<UsersService, 'blockRelations'>;
     },
   ) {}
 
@@ -94,8 +95,7 @@ export class MessageHistoryService {
    * get-message-details. With onBehalfOf, a message of a conversation that user is not part
    * of is not found, as an unknown id is.
    */
-  async get(ctx: RequestContext, rawId: string): Promise<Message> {
-    await this.deps.usersService.requireActor(ctx);
+  async get(ctx: ActorContext, rawId: string): Promise<Message> {
     const row = await this.requireVisible(ctx, rawId);
     return (await this.render(ctx, [row], { withTags: true }))[0]!;
   }
@@ -126,8 +126,7 @@ export class MessageHistoryService {
   }
 
   /** list-all-messages: the app's messages, or with onBehalfOf those of that user's conversations. */
-  async listAll(ctx: RequestContext, input: ListMessagesInput): Promise<{ data: Message[]; meta: MessageListMeta }> {
-    await this.deps.usersService.requireActor(ctx);
+  async listAll(ctx: ActorContext, input: ListMessagesInput): Promise<{ data: Message[]; meta: MessageListMeta }> {
     const filter = this.filterOf(ctx, input);
     // The vendor's id may name several conversations: those the onBehalfOf user can be part
     // of, of the receiver type asked for (docs/conversations.md).

@@ -35,7 +35,7 @@ export class MessagesService {
       users: UsersRepository;
       /** A send checked and stored with the sends of the same moment (coalesced: container.ts). */
       send: (item: { appId: string; message: NewMessage }) => Promise<SendOutcome>;
-      usersService: UsersService;
+      usersService: Pick<UsersService, 'withActor'>;
       history: MessageHistoryService;
     },
   ) {}
@@ -57,8 +57,9 @@ export class MessagesService {
     if (input.multipleReceivers && prepared.muid !== null) {
       throw badRequest({ muid: 'cannot be combined with multipleReceivers: one muid names one message' });
     }
-    // A reply's parent and the receivers of a multi-send are checked against a known sender.
-    if (thread || input.multipleReceivers) await this.deps.usersService.requireActor(ctx);
+    // A reply's parent and the receivers of a multi-send are checked against a known sender. A
+    // single send reads nothing more: its statement checks the sender itself (sendChecks).
+    if (thread || input.multipleReceivers) await this.deps.usersService.withActor(ctx);
     if (thread) {
       const target = await thread();
       const facts = await this.deps.messages.sendFacts(

@@ -10,7 +10,7 @@ import {
   type UserClass,
 } from '../domain/rate-limits.js';
 import { RateLimitHit, type RateLimitCounters } from '../repositories/rate-limit-counters.js';
-import type { UsersService } from './users.service.js';
+import type { ActorContext } from './actor.js';
 
 /** One class's standing in the current window. */
 export interface RateLimitStanding {
@@ -35,8 +35,6 @@ export class RateLimitsService {
       limits: Readonly<RateLimits>;
       /** The clock, in ms since the epoch. */
       now: () => number;
-      /** An onBehalfOf user must be an active user, as on every operation that takes one. */
-      usersService: Pick<UsersService, 'requireActor'>;
     },
   ) {}
 
@@ -60,10 +58,10 @@ export class RateLimitsService {
 
   /**
    * Where the app stands in the current window, for each class that is on; with onBehalfOf, also
-   * the per-user classes that are on, for that user. Reads, counts nothing.
+   * the per-user classes that are on, for that user, who must be an active user (the actor, as on
+   * every operation that takes one). Reads, counts nothing.
    */
-  async usage(ctx: RequestContext): Promise<RateLimitUsage> {
-    await this.deps.usersService.requireActor(ctx);
+  async usage(ctx: ActorContext): Promise<RateLimitUsage> {
     const uid = ctx.onBehalfOf;
     const window = windowOf(this.deps.now());
     const reset = windowEndSeconds(window);

@@ -49,7 +49,7 @@ export class ReactionsService {
       reactions: ReactionsRepository;
       users: UsersRepository;
       history: MessageHistoryService;
-      usersService: UsersService;
+      usersService: Pick<UsersService, 'withActor'>;
       rbac: RbacService;
       events: EventsRepository;
     },
@@ -62,7 +62,8 @@ export class ReactionsService {
   async add(ctx: RequestContext, rawId: string, rawReaction: string): Promise<Message> {
     const uid = reactor(ctx);
     const reaction = checkReaction(rawReaction);
-    const actor = (await this.deps.usersService.requireActor(ctx))!;
+    // Read after the path's checks, so that a bad reaction is answered as such whoever onBehalfOf names.
+    const actor = (await this.deps.usersService.withActor(ctx)).actor!;
     const { row: visible, scope } = await this.deps.history.requireVisibleWithScope(ctx, rawId);
     if (scope) await this.deps.rbac.requireScopeAllows(ctx, visible.receiver, scope, 'addReaction');
     const id = String(visible.id);
@@ -90,7 +91,8 @@ export class ReactionsService {
   async remove(ctx: RequestContext, rawId: string, rawReaction: string): Promise<Message> {
     const uid = reactor(ctx);
     const reaction = checkReaction(rawReaction);
-    const actor = (await this.deps.usersService.requireActor(ctx))!;
+    // Read after the path's checks, so that a bad reaction is answered as such whoever onBehalfOf names.
+    const actor = (await this.deps.usersService.withActor(ctx)).actor!;
     const row = await this.deps.history.requireVisible(ctx, rawId);
     // One statement removes it (a removal can neither break the limit nor race with itself); its event goes with it.
     await withTransaction(
@@ -116,7 +118,8 @@ export class ReactionsService {
     rawReaction?: string,
   ): Promise<{ data: Reaction[]; meta: ReactionListMeta }> {
     const reaction = rawReaction === undefined ? undefined : checkReaction(rawReaction);
-    await this.deps.usersService.requireActor(ctx);
+    // After the path's checks, as add does.
+    await this.deps.usersService.withActor(ctx);
     const { row: message, scope } = await this.deps.history.requireVisibleWithScope(ctx, rawId);
     const limit = input.limit ?? LIMITS.reactionsPageMax;
     const page: Parameters<ReactionsRepository['list']>[2] = { reaction, afterId: input.id === undefined ? undefined : cursorId(input.id), limit };

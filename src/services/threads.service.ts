@@ -8,7 +8,7 @@ import type { MessageHistoryService } from './message-history.service.js';
 import type { SendMessageInput } from './message-content.js';
 import type { Target } from './send-rules.js';
 import type { Message } from './views/messages.view.js';
-import type { UsersService } from './users.service.js';
+import type { ActorContext } from './actor.js';
 
 export interface ThreadPageInput {
   perPage?: number;
@@ -28,7 +28,6 @@ export class ThreadsService {
       messages: MessagesRepository;
       messagesService: MessagesService;
       history: MessageHistoryService;
-      usersService: UsersService;
     },
   ) {}
 
@@ -60,8 +59,7 @@ export class ThreadsService {
   }
 
   /** list-all-thread-messages: a parent's replies, oldest first, by page (as the vendor's parameters). */
-  async list(ctx: RequestContext, rawParentId: string, input: ThreadPageInput): Promise<{ data: Message[]; meta: ThreadListMeta }> {
-    await this.deps.usersService.requireActor(ctx);
+  async list(ctx: ActorContext, rawParentId: string, input: ThreadPageInput): Promise<{ data: Message[]; meta: ThreadListMeta }> {
     const parent = await this.deps.history.requireVisible(ctx, rawParentId);
     const perPage = input.perPage ?? LIMITS.perPageDefault;
     const page = input.page ?? 1;

@@ -5,11 +5,13 @@ import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError } from '../domain/errors.js';
 import { metadataJson, normalizeId, normalizeIds, normalizeTags } from '../domain/normalize.js';
+import { extended } from '../domain/objects.js';
 import { pageMeta, type PageMeta, type PageRequest } from '../domain/pagination.js';
 import type { BlockedUsersRepository, BlockRelation } from '../repositories/blocked-users.repository.js';
 import { DEFAULT_ROLE, type RolesRepository } from '../repositories/roles.repository.js';
 import type { UserPurgeRepository } from '../repositories/user-purge.repository.js';
 import type { NewUser, UserChanges, UserListFilter, UserRow, UsersRepository } from '../repositories/users.repository.js';
+import { isActorContext, type ActorContext } from './actor.js';
 import type { AuthTokensService } from './auth-tokens.service.js';
 import { toUser, withBlockFields, withViewerConversation, type User } from './views/users.view.js';
 import { roleNotFound } from './roles.service.js';
@@ -97,7 +99,7 @@ export class UsersService {
     }
   }
 
-  async list(ctx: RequestContext, input: ListUsersInput): Promise<{ data: User[]; meta: PageMeta }> {
+  async list(ctx: ActorContext, input: ListUsersInput): Promise<{ data: User[]; meta: PageMeta }> {
     const filter: UserListFilter = {
       searchKey: input.searchKey,
       searchIn: input.searchIn,
@@ -106,7 +108,6 @@ export class UsersService {
       tags: input.tags,
       deactivated: input.onlyDeactivated ? 'only' : input.withDeactivated ? 'include' : 'exclude',
     };
-    await this.requireActor(ctx);
     const page = { page: input.page, perPage: input.perPage };
     const { rows, total } = await this.deps.users.list(ctx.appId, filter, page);
     const relations = await this.blockRelations(ctx, rows.map((row) => row.uid));
@@ -119,8 +120,7 @@ export class UsersService {
     };
   }
 
-  async get(ctx: RequestContext, rawUid: string): Promise<User> {
-    await this.requireActor(ctx);
+  async get(ctx: ActorContext, rawUid: string): Promise<User> {
     const row = await this.requireActive(ctx, rawUid);
     const relations = await this.blockRelations(ctx, [row.uid]);
     const user = toUser(row, { withTags: true });
@@ -204,12 +204,19 @@ export class UsersService {
   }
 
   /**
-   * The user named by `onBehalfOf`, which must be an active user of this app; undefined when
-   * the request names none.
+   * The context with its actor: the user named by `onBehalfOf`, which must be an active user of
+   * this app (else ERR_UID_NOT_FOUND), or none when the request names none. A context that
+   * already carries its actor is answered as it is. Routes get one through actorContext
+   * (http/plugins/actor.ts); services, the import and tests call this.
    */
-  async requireActor(ctx: RequestContext): Promise<UserRow | undefined> {
-    if (ctx.onBehalfOf === undefined) return undefined;
-    return this.requireActive(ctx, ctx.onBehalfOf);
+  async withActor(ctx: RequestContext): Promise<ActorContext> {
+    return isActorContext(ctx) ? ctx : this.readActor(ctx);
+  }
+
+  /** As withActor, but read again even when `ctx` carries one (a run again: see againAsActor). */
+  async readActor(ctx: RequestContext): Promise<ActorContext> {
+    const actor = ctx.onBehalfOf === undefined ? undefined : await this.requireActive(ctx, ctx.onBehalfOf);
+    return extended(ctx, { actor });
   }
 
   /**

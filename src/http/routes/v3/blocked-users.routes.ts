@@ -1,6 +1,7 @@
 import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../container.js';
+import { actorContext } from '../../plugins/actor.js';
 import { BlockedUserListResponse, BlockResultsResponse, BlockUsersBody, ListBlockedUsersQuery, UnblockUsersBody } from '../../../schemas/blocked-users.schema.js';
 import { errorResponses } from '../../../schemas/common.schema.js';
 import { UidParams } from '../../../schemas/users.schema.js';
@@ -23,7 +24,7 @@ export const blockedUsersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
         response: { 200: BlockResultsResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await blocked.block(request.ctx, request.params.uid, request.body.blockedUids) }),
+    async (request) => ({ data: await blocked.block(await actorContext(request, services), request.params.uid, request.body.blockedUids) }),
   );
 
   app.delete(
@@ -39,7 +40,7 @@ export const blockedUsersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
         response: { 200: BlockResultsResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await blocked.unblock(request.ctx, request.params.uid, request.body.blockedUids) }),
+    async (request) => ({ data: await blocked.unblock(await actorContext(request, services), request.params.uid, request.body.blockedUids) }),
   );
 
   app.get(
@@ -56,7 +57,7 @@ export const blockedUsersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       },
     },
     async (request) =>
-      blocked.list(request.ctx, request.params.uid, {
+      blocked.list(await actorContext(request, services), request.params.uid, {
         ...pageOf(request.query),
         direction: request.query.direction ?? 'blockedByMe',
         searchKey: request.query.searchKey || undefined,

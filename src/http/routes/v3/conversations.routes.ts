@@ -2,6 +2,7 @@ import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
+import { actorContext } from '../../plugins/actor.js';
 import { extended } from '../../../domain/objects.js';
 import { errorResponses, OnBehalfOfHeader } from '../../../schemas/common.schema.js';
 import {
@@ -61,7 +62,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<{ services: Services
         response: { 200: ConversationResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await conversations.getById(request.ctx, request.params.conversationId) }),
+    async (request) => ({ data: await conversations.getById(await actorContext(request, services), request.params.conversationId) }),
   );
 
   app.delete(
@@ -77,7 +78,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<{ services: Services
         response: { 200: ConversationActionResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await conversations.deleteById(request.ctx, request.params.conversationId) }),
+    async (request) => ({ data: await conversations.deleteById(await actorContext(request, services), request.params.conversationId) }),
   );
 
   for (const kind of ['user', 'group'] as const) {
@@ -99,7 +100,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<{ services: Services
           response: { 200: ConversationResponse, ...errorResponses },
         },
       },
-      async (request) => ({ data: await conversations.get(request.ctx, target(request.params as { uid?: string; guid?: string })) }),
+      async (request) => ({ data: await conversations.get(await actorContext(request, services), target(request.params as { uid?: string; guid?: string })) }),
     );
 
     app.put(
@@ -116,7 +117,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<{ services: Services
           response: { 200: ConversationResponse, ...errorResponses },
         },
       },
-      async (request) => ({ data: await conversations.update(request.ctx, target(request.params as { uid?: string; guid?: string }), request.body) }),
+      async (request) => ({ data: await conversations.update(await actorContext(request, services), target(request.params as { uid?: string; guid?: string }), request.body) }),
     );
 
     app.delete(
@@ -156,7 +157,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<{ services: Services
         },
         handler: async (request) => {
           const body = (request.body ?? {}) as { messageId?: string | number };
-          const result = await conversations.mark(request.ctx, target(request.params as { uid?: string; guid?: string }), mark.kind, body.messageId);
+          const result = await conversations.mark(await actorContext(request, services), target(request.params as { uid?: string; guid?: string }), mark.kind, body.messageId);
           // The vendor's 1:1 delivered/read examples spell the key `Message`.
           if (kind === 'user' && mark.kind !== 'unread') return { data: { success: result.success, Message: result.message } };
           return { data: result };

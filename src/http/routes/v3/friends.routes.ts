@@ -1,6 +1,7 @@
 import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../container.js';
+import { actorContext } from '../../plugins/actor.js';
 import { errorResponses } from '../../../schemas/common.schema.js';
 import { AddFriendsBody, AddFriendsResponse, FriendListResponse, ListFriendsQuery, RemoveFriendsBody, RemoveFriendsResponse } from '../../../schemas/friends.schema.js';
 import { UidParams } from '../../../schemas/users.schema.js';
@@ -23,7 +24,7 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         response: { 200: AddFriendsResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await friends.add(request.ctx, request.params.uid, request.body.accepted) }),
+    async (request) => ({ data: await friends.add(await actorContext(request, services), request.params.uid, request.body.accepted) }),
   );
 
   app.get(
@@ -40,7 +41,7 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       },
     },
     async (request) =>
-      friends.list(request.ctx, request.params.uid, {
+      friends.list(await actorContext(request, services), request.params.uid, {
         ...pageOf(request.query),
         searchKey: request.query.searchKey || undefined,
       }),
@@ -59,6 +60,6 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         response: { 200: RemoveFriendsResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await friends.remove(request.ctx, request.params.uid, request.body.friends) }),
+    async (request) => ({ data: await friends.remove(await actorContext(request, services), request.params.uid, request.body.friends) }),
   );
 };

@@ -2,6 +2,7 @@ import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
+import { actorContext } from '../../plugins/actor.js';
 import { errorResponses, OnBehalfOfHeader, PageQuery } from '../../../schemas/common.schema.js';
 import {
   AddMembersBody,
@@ -56,7 +57,7 @@ export const groupMembersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       },
     },
     async (request) =>
-      members.list(request.ctx, request.params.guid, {
+      members.list(await actorContext(request, services), request.params.guid, {
         ...pageOf(request.query),
         scopes: request.query.scopes,
         status: request.query.status,
@@ -78,7 +79,7 @@ export const groupMembersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       },
     },
     async (request) => ({
-      data: await members.changeScope(request.ctx, request.params.guid, request.params.uid, request.body.scope ?? 'participant'),
+      data: await members.changeScope(await actorContext(request, services), request.params.guid, request.params.uid, request.body.scope ?? 'participant'),
     }),
   );
 
@@ -97,7 +98,7 @@ export const groupMembersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
         response: { 200: SuccessResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await members.kick(request.ctx, request.params.guid, request.params.uid) }),
+    async (request) => ({ data: await members.kick(await actorContext(request, services), request.params.guid, request.params.uid) }),
   );
 
   app.post(
@@ -113,7 +114,7 @@ export const groupMembersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
         response: { 200: SuccessResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await members.ban(request.ctx, request.params.guid, request.params.uid) }),
+    async (request) => ({ data: await members.ban(await actorContext(request, services), request.params.guid, request.params.uid) }),
   );
 
   app.delete(
@@ -129,7 +130,7 @@ export const groupMembersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
         response: { 200: SuccessResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await members.unban(request.ctx, request.params.guid, request.params.uid) }),
+    async (request) => ({ data: await members.unban(await actorContext(request, services), request.params.guid, request.params.uid) }),
   );
 
   app.get(
@@ -146,6 +147,6 @@ export const groupMembersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       },
     },
     async (request) =>
-      members.listBanned(request.ctx, request.params.guid, pageOf(request.query)),
+      members.listBanned(await actorContext(request, services), request.params.guid, pageOf(request.query)),
   );
 };

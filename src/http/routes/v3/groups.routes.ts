@@ -2,6 +2,7 @@ import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
+import { actorContext } from '../../plugins/actor.js';
 import { errorResponses, OnBehalfOfHeader } from '../../../schemas/common.schema.js';
 import {
   CreateGroupBody,
@@ -80,7 +81,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         response: { 200: GroupResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await services.groups.get(request.ctx, request.params.guid) }),
+    async (request) => ({ data: await services.groups.get(await actorContext(request, services), request.params.guid) }),
   );
 
   app.put(
@@ -97,7 +98,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         response: { 200: GroupResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await services.groups.update(request.ctx, request.params.guid, request.body) }),
+    async (request) => ({ data: await services.groups.update(await actorContext(request, services), request.params.guid, request.body) }),
   );
 
   app.delete(
@@ -113,6 +114,6 @@ export const groupsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         response: { 200: GroupDeleteResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await services.groups.delete(request.ctx, request.params.guid) }),
+    async (request) => ({ data: await services.groups.delete(await actorContext(request, services), request.params.guid) }),
   );
 };

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
+import { actorContext } from '../../plugins/actor.js';
 import { errorResponses, OnBehalfOfHeader } from '../../../schemas/common.schema.js';
 import { DeleteMessageBody, UpdateMessageBody } from '../../../schemas/message-edits.schema.js';
 import { MessageIdParams, MessageResponse, SendMessageBody, SendMessageResponse } from '../../../schemas/messages.schema.js';
@@ -46,7 +47,7 @@ export const messageEditsRoutes: FastifyPluginAsyncTypebox<{ services: Services 
         response: { 200: MessageResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await edits.delete(request.ctx, request.params.id, request.body?.permanent ?? false) }),
+    async (request) => ({ data: await edits.delete(await actorContext(request, services), request.params.id, request.body?.permanent ?? false) }),
   );
 
   app.post(

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
+import { actorContext } from '../../plugins/actor.js';
 import { errorResponses, OnBehalfOfHeader } from '../../../schemas/common.schema.js';
 import { GuidParams } from '../../../schemas/groups.schema.js';
 import {
@@ -58,7 +59,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageListResponse, ...errorResponses },
       },
     },
-    async (request) => history.listAll(request.ctx, request.query),
+    async (request) => history.listAll(await actorContext(request, services), request.query),
   );
 
   app.get(
@@ -74,7 +75,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await history.get(request.ctx, request.params.id) }),
+    async (request) => ({ data: await history.get(await actorContext(request, services), request.params.id) }),
   );
 
   app.get(

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
+import { actorContext } from '../../plugins/actor.js';
 import { errorResponses, OnBehalfOfHeader } from '../../../schemas/common.schema.js';
 import { RateLimitsResponse } from '../../../schemas/rate-limits.schema.js';
 import { setRateLimitHeaders } from '../../plugins/rate-limit.js';
@@ -23,7 +24,7 @@ export const rateLimitsRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       },
     },
     async (request, reply) => {
-      const data = await services.rateLimits.usage(request.ctx);
+      const data = await services.rateLimits.usage(await actorContext(request, services));
       // The headers every /v3 answer carries, here the standard class's (read, not counted).
       if (data.standard) setRateLimitHeaders(reply, data.standard.limit, data.standard.remaining, data.standard.reset);
       return { data };

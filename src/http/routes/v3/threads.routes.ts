@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
+import { actorContext } from '../../plugins/actor.js';
 import { errorResponses, OnBehalfOfHeader } from '../../../schemas/common.schema.js';
 import { MessageIdParams, MessageResponse } from '../../../schemas/messages.schema.js';
 import { SendThreadMessageBody, ThreadListQuery, ThreadListResponse } from '../../../schemas/threads.schema.js';
@@ -45,6 +46,6 @@ export const threadsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         response: { 200: ThreadListResponse, ...errorResponses },
       },
     },
-    async (request) => threads.list(request.ctx, request.params.id, request.query),
+    async (request) => threads.list(await actorContext(request, services), request.params.id, request.query),
   );
 };

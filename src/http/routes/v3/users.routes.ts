@@ -2,6 +2,7 @@ import { pageOf } from './paging.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
+import { actorContext } from '../../plugins/actor.js';
 import { errorResponses, OnBehalfOfHeader } from '../../../schemas/common.schema.js';
 import {
   CreateUserBody,
@@ -53,7 +54,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     async (request) => {
       const query = request.query;
       const roles = [...(query.role ? [query.role] : []), ...(query.roles ?? [])];
-      return services.users.list(request.ctx, {
+      return services.users.list(await actorContext(request, services), {
         ...pageOf(query),
         searchKey: query.searchKey || undefined,
         searchIn: query.searchIn,
@@ -80,7 +81,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         response: { 200: UserResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await services.users.get(request.ctx, request.params.uid) }),
+    async (request) => ({ data: await services.users.get(await actorContext(request, services), request.params.uid) }),
   );
 
   app.put(
