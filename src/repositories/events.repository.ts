@@ -38,23 +38,30 @@ export class EventsRepository {
   /**
    * Where the log stands, for readers that must never pass an event still to come (see
    * EventFeed): the last event id drawn so far (the sequence, which no transaction hides); the
-   * next transaction to start (this statement's snapshot's xmax); and the oldest transaction
-   * still running **in this database** (`xmin`). Not the snapshot's xmin, which counts every
-   * database of the server: a long transaction elsewhere (a migration, a batch job) would hold
-   * every stream and webhook back. The oldest is found from the transaction ids that
-   * pg_stat_activity shows for this database (visible to any role), as xmax less its age: age()
-   * counts from the next transaction id, which is at least xmax, so this errs low (a later
-   * advance), never high. A transaction that has no id yet has drawn no event id (each takes its
-   * transaction id before an event id) and will get one of xmax or more.
+   * next transaction id to be assigned (`xmax`); and the oldest transaction id still running
+   * **in this database** (`xmin`; `xmax` when none runs).
+   *
+   * Neither comes from the snapshot: its xmax is one past the newest *completed* transaction, so
+   * a running transaction with a newer id is neither in its running list nor below its xmax (an
+   * event it drew would look safe), and its xmin counts every database of the server (a long
+   * transaction elsewhere would hold every stream and webhook back). Both come from age(), which
+   * counts from the next transaction id (read once per statement): next = xmax + age(xmax), and
+   * the oldest running = next less the greatest age among the transaction ids pg_stat_activity
+   * shows for this database (visible to any role). A transaction with no id yet has drawn no
+   * event id (each takes its transaction id before an event id) and will get one of `xmax` or more.
    */
   async position(tx: Executor = this.db): Promise<{ lastId: string; xmin: string; xmax: string }> {
     const result = await sql<{ last_id: string | null; xmin: string; xmax: string }>`
+      with snap as (select pg_snapshot_xmax(pg_current_snapshot())::text::bigint as xmax),
+      -- A normal transaction id near xmax to count from (ids 0-2 of each epoch are special:
+      -- their age() is 2^31-1); age() is a signed difference, so one a little past next is fine.
+      base as (select s.xmax + greatest(0, 3 - s.xmax % 4294967296) as xid from snap s),
+      next as (select b.xid + age((b.xid % 4294967296)::text::xid) as xid from base b)
       select pg_sequence_last_value(pg_get_serial_sequence('events', 'id')::regclass)::text as last_id,
-             greatest(pg_snapshot_xmin(s)::text::bigint,
-                      pg_snapshot_xmax(s)::text::bigint - coalesce((select max(age(a.backend_xid)) from pg_stat_activity a
-                                                                    where a.datname = current_database() and a.backend_xid is not null), 0))::text as xmin,
-             pg_snapshot_xmax(s)::text as xmax
-      from pg_current_snapshot() as s`.execute(tx);
+             (n.xid - coalesce((select max(age(a.backend_xid)) from pg_stat_activity a
+                                where a.datname = current_database() and a.backend_xid is not null), 0))::text as xmin,
+             n.xid::text as xmax
+      from next n`.execute(tx);
     const row = result.rows[0]!;
     return { lastId: row.last_id ?? '0', xmin: row.xmin, xmax: row.xmax };
   }

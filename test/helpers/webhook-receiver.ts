@@ -68,10 +68,11 @@ export async function startReceiver(respond: Responder = () => ({ status: 200 })
       const n = received.length;
       received.push(delivery);
       const answer = receiver.respond(delivery, n);
+      // Waiters look at what arrived, answered or not.
+      for (const check of [...waiters]) check();
       const reply = () => {
         res.statusCode = answer.status;
         res.end('ok');
-        for (const check of [...waiters]) check();
       };
       if (answer.delayMs) {
         const timer = setTimeout(reply, answer.delayMs);
