@@ -215,6 +215,27 @@ describe('the live event stream', () => {
   });
 });
 
+describe('a stream and the shutdown', () => {
+  it('counts a stream as a request in flight only while it is open, so a server that served streams drains at once', async () => {
+    const parley = await buildApp({ config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024 }, database: t.database });
+    try {
+      await parley.app.listen({ port: 0, host: '127.0.0.1' });
+      const streamPort = (parley.app.server.address() as { port: number }).port;
+      const streams = await Promise.all([0, 1, 2].map(() => openStream(t.appA, { port: streamPort })));
+      assert.equal(await parley.drained(0), false, 'open streams are in flight');
+      for (const stream of streams) stream.close();
+      assert.equal(await parley.drained(5_000), true, 'closed streams are not');
+      // One still open when the server closes: the shutdown ends it, and nothing waits for it.
+      await openStream(t.appA, { port: streamPort });
+      const closing = parley.app.close();
+      assert.equal(await parley.drained(5_000), true);
+      await closing;
+    } finally {
+      await parley.app.close();
+    }
+  });
+});
+
 describe('the live event stream across processes', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only: PGlite is one process' }, () => {
   it('streams on one node what another node committed', async () => {
     // A second node: its own pool and app on the same database.

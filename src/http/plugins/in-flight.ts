@@ -2,7 +2,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 
 const COUNTED = Symbol('countedInFlight');
+const RELEASE = Symbol('releaseInFlight');
 type Counted = FastifyRequest & { [COUNTED]?: boolean };
+
+/**
+ * A request whose reply was hijacked (the event stream) gets no onSend: it stops counting when
+ * its response closes (the client went, or the shutdown ended it), told by this.
+ */
+export function hijackedReplyClosed(request: FastifyRequest): void {
+  (request.server as unknown as { [RELEASE]?: (request: Counted) => void })[RELEASE]?.(request);
+}
 
 /**
  * Counts the requests whose handlers are still running. Closing the server waits for open
@@ -31,15 +40,18 @@ export function trackInFlight(app: FastifyInstance): { drained(timeoutMs: number
     void reply.header('connection', 'close');
     done(new AppError('ERR_MISSION_FAILED', { message: 'The server is shutting down. Retry the request.', retryAfter: 1 }));
   });
-  app.addHook('onSend', (request: Counted, _reply, payload, done) => {
-    if (request[COUNTED]) {
-      request[COUNTED] = false;
-      if (--running === 0) {
-        const waiting = idle;
-        idle = [];
-        for (const resolve of waiting) resolve();
-      }
+  const release = (request: Counted) => {
+    if (!request[COUNTED]) return;
+    request[COUNTED] = false;
+    if (--running === 0) {
+      const waiting = idle;
+      idle = [];
+      for (const resolve of waiting) resolve();
     }
+  };
+  app.decorate(RELEASE, release);
+  app.addHook('onSend', (request: Counted, _reply, payload, done) => {
+    release(request);
     done(null, payload);
   });
   return {
