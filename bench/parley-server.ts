@@ -2,7 +2,8 @@
 // Env: BENCH_ENGINE=pglite|postgres, DATABASE_URL (postgres), BENCH_USERS (how many to seed),
 // BENCH_WITHOUT (edgeChecks,rateLimits: parts left out, for bench/hardening-ab.ts),
 // BENCH_HISTORY (sizes of the 1:1 conversations to seed, e.g. 1000,1000000), PARLEY_RATE_LIMITS
-// (default: limits that never bind).
+// (default: limits that never bind), BENCH_WEBHOOK_URL (a webhook on message_sent posting there,
+// for bench/webhooks.ts; a loopback URL needs PARLEY_WEBHOOK_ALLOW_PRIVATE=1).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -83,6 +84,10 @@ for (const [index, size] of histories.entries()) {
             where app_id = ${app.appId} and conversation_id = ${conversationId}`.execute(server.database.db);
 }
 await server.database.vacuumAnalyze();
+if (process.env.BENCH_WEBHOOK_URL) {
+  const ctx = { appId: app.appId, requestId: 'bench', log: silentLogger };
+  await server.services.webhooks.create(ctx, { id: 'bench-hook', name: 'Bench', webhookURL: process.env.BENCH_WEBHOOK_URL }, ['message_sent']);
+}
 
 announceReady({ port: server.port, appId: app.appId, apiKey: app.apiKey, engine: server.database.engine, users: seeded, addGroups, chatGroups, histories });
 process.on('SIGTERM', () => {

@@ -4,11 +4,11 @@
 //   npm run bench [-- --engine pglite|postgres|all] [--duration 8] [--only NAME]
 //                    [--users 100000] [--history 1000,1000000] [--import-messages 1000000]
 //                    [--crash-senders 128] [--crash-kills 3] [--crash-acks 50] [--soak-minutes 20]
-//                    [--ab-rounds 6] [--ab-without edgeChecks,rateLimits]
+//                    [--ab-rounds 6] [--ab-without edgeChecks,rateLimits] [--webhook-rounds 3]
 //
 // With PostgreSQL it also runs the crash scenario, import memory (eight maximal import calls at
 // once), the hardening A/B (send with and without the edge checks and rate limits, --ab-rounds
-// rounds; 0 skips it) and a soak of mixed traffic (--soak-minutes 0 skips it).
+// rounds; 0 skips it), a soak of mixed traffic (--soak-minutes 0 skips it) and webhooks (bench/webhooks.ts).
 //
 // Baselines: no-database Fastify routes (for reads: a user, and a 50-message history page), and
 // raw single-row INSERTs over the pg driver at the same concurrency (for writes). Every server runs in its own process; autocannon
@@ -27,6 +27,7 @@ import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
 import { postgresDatabases } from './lib/postgres.js';
 import { sendScenarios } from './lib/send-load.js';
 import { describeHardening, hardeningAB, type HardeningAbResult } from './hardening-ab.js';
+import { webhooksBench, type WebhooksResult } from './webhooks.js';
 import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 
 const { values } = parseArgs({
@@ -49,6 +50,7 @@ const { values } = parseArgs({
     'ab-rounds': { type: 'string', default: '6' },
     // What the second server leaves out: edgeChecks,rateLimits (both), or one of them.
     'ab-without': { type: 'string', default: 'edgeChecks,rateLimits' },
+    'webhook-rounds': { type: 'string', default: '3' },
   },
 });
 const duration = Number(values.duration);
@@ -300,6 +302,7 @@ const memory: ImportMemoryResult[] = [];
 const soaks: SoakResult[] = [];
 const hardening: HardeningAbResult[] = [];
 const crashes: CrashReport[] = [];
+const webhooks: WebhooksResult[] = [];
 
 /**
  * Crash under load (bench/lib/crash.ts): many senders, a `parley serve` killed with SIGKILL
@@ -363,9 +366,11 @@ for (const engine of engines) {
       soaks.push(await withPostgresDatabase((url) => soak({ engine: 'postgres', databaseUrl: url, minutes: Number(values['soak-minutes']), rate: 1500 })));
       console.log(describeSoak(soaks[soaks.length - 1]!));
     }
+    if (wanted('webhooks')) webhooks.push(await webhooksBench({ withPostgresDatabase, rounds: Number(values['webhook-rounds']), durationSeconds: duration, log: console.log }));
   } else {
     await parleyScenarios('pglite');
     if (values.only && wanted('crash')) console.log('crash: PostgreSQL only here (test/e2e/crash.test.ts runs a small one on PGlite); skipped on pglite');
+    if (values.only && wanted('webhooks')) console.log('webhooks: PostgreSQL only; skipped on pglite');
     if (wanted('import messages')) {
       const result = await importThroughput({ engine: 'pglite', ...importOptions });
       imports.push(result);
@@ -377,7 +382,7 @@ for (const engine of engines) {
 // Each run is kept (a partial run, --only, must not erase the last full one), and the newest
 // is also latest.json.
 const at = new Date().toISOString();
-const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks, hardening }, null, 2)}\n`;
+const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks, hardening, webhooks }, null, 2)}\n`;
 const kept = `.bench/run-${at.replace(/[:.]/g, '-')}.json`;
 fs.mkdirSync('.bench', { recursive: true });
 fs.writeFileSync(kept, results);
