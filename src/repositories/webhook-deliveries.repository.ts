@@ -108,7 +108,8 @@ export class WebhookDeliveriesRepository {
       ),
       lanes as (
         insert into webhook_lanes (app_id, webhook_id, lane, next_attempt_at)
-        select distinct app_id, webhook_id, lane, now() from made
+        -- In key order, as a round's finish locks them.
+        select distinct app_id, webhook_id, lane, now() from made order by app_id, webhook_id, lane
         on conflict (app_id, webhook_id, lane)
         do update set next_attempt_at = coalesce(webhook_lanes.next_attempt_at, excluded.next_attempt_at)
         returning app_id
@@ -157,43 +158,69 @@ export class WebhookDeliveriesRepository {
     return result.rows;
   }
 
-  /** The lane's pending deliveries in event order (at most `limit`), with their events. */
-  async pendingOf(lane: ClaimedLane, limit: number, tx: Executor = this.db): Promise<PendingDelivery[]> {
+  /**
+   * The pending deliveries of these lanes of one webhook, each lane's in event order (at most
+   * `perLane` of each), with their events: one statement for a round of many lanes.
+   */
+  async pendingOfLanes(appId: string, webhookId: string, lanes: readonly string[], perLane: number, tx: Executor = this.db): Promise<Map<string, PendingDelivery[]>> {
     const result = await sql<{
-      id: string; event_id: string; trigger: string; attempts: number; first_attempt_at: Date | null;
+      lane: string; id: string; event_id: string; trigger: string; attempts: number; first_attempt_at: Date | null;
       e_id: string | null; conversation_id: string | null; message_id: string | null; data: Record<string, unknown> | null; e_created_at: Date | null;
     }>`
-      select d.id::text, d.event_id::text, d.trigger, d.attempts, d.first_attempt_at,
-             e.id::text as e_id, e.conversation_id, e.message_id::text, e.data, e.created_at as e_created_at
-      from webhook_deliveries d left join events e on e.app_id = d.app_id and e.id = d.event_id
-      where d.app_id = ${lane.app_id} and d.webhook_id = ${lane.webhook_id} and d.lane = ${lane.lane} and d.status = 'pending'
-      order by d.event_id limit ${limit}`.execute(tx);
-    return result.rows.map((row) => ({
-      id: row.id,
-      event_id: row.event_id,
-      trigger: row.trigger,
-      attempts: row.attempts,
-      first_attempt_at: row.first_attempt_at,
-      event: row.e_id === null ? null : {
-        app_id: lane.app_id,
-        id: row.e_id,
+      select l.lane, d.*
+      from unnest(${[...lanes]}::text[]) as l (lane)
+      cross join lateral (
+        select d.id::text, d.event_id::text, d.trigger, d.attempts, d.first_attempt_at,
+               e.id::text as e_id, e.conversation_id, e.message_id::text, e.data, e.created_at as e_created_at
+        from webhook_deliveries d left join events e on e.app_id = d.app_id and e.id = d.event_id
+        where d.app_id = ${appId} and d.webhook_id = ${webhookId} and d.lane = l.lane and d.status = 'pending'
+        order by d.event_id limit ${perLane}) d
+      -- (event_id is text here: ordered as the number it is)
+      order by l.lane, d.event_id::bigint`.execute(tx);
+    const byLane = new Map<string, PendingDelivery[]>();
+    for (const row of result.rows) {
+      const delivery: PendingDelivery = {
+        id: row.id,
+        event_id: row.event_id,
         trigger: row.trigger,
-        conversation_id: row.conversation_id,
-        message_id: row.message_id,
-        data: row.data,
-        created_at: row.e_created_at!,
-      },
-    }));
+        attempts: row.attempts,
+        first_attempt_at: row.first_attempt_at,
+        event: row.e_id === null ? null : {
+          app_id: appId,
+          id: row.e_id,
+          trigger: row.trigger,
+          conversation_id: row.conversation_id,
+          message_id: row.message_id,
+          data: row.data,
+          created_at: row.e_created_at!,
+        },
+      };
+      const list = byLane.get(row.lane);
+      if (list) list.push(delivery);
+      else byLane.set(row.lane, [delivery]);
+    }
+    return byLane;
   }
 
   /**
-   * Records what the attempts of a lane's round did, and gives the lane back if the claim is
-   * still this process's: due again at `retryAt` (its head waits to be retried), at once when
-   * deliveries are still pending, else idle. The lane's row is locked before the pending ones
-   * are looked for, so a delivery that the fan-out adds meanwhile is seen (or makes it due).
+   * Records what the attempts of a round of lanes (of one webhook) did, and gives back the lanes
+   * still claimed by `claim` (one whose lease ended may be another process's now): each due again
+   * at its `retryAt` (its head waits to be retried), at once when deliveries are still pending,
+   * else idle. The lanes' rows are locked (in key order, as the fan-out locks them) before the
+   * pending ones are looked for, so a delivery the fan-out adds meanwhile is seen (or makes the
+   * lane due).
    */
-  async finishRound(lane: ClaimedLane, claim: string, outcomes: readonly AttemptOutcome[], retryAt: Date | null, tx: Executor): Promise<void> {
+  async finishRound(
+    appId: string,
+    webhookId: string,
+    lanes: readonly string[],
+    claim: string,
+    outcomes: readonly AttemptOutcome[],
+    retryAt: ReadonlyMap<string, Date>,
+    tx: Executor,
+  ): Promise<void> {
     if (outcomes.length > 0) {
+      const ids = outcomes.map((o) => o.id);
       const records = JSON.stringify(outcomes.map((o) => ({ id: o.id, status: o.status, attempted: o.attempted, at: o.at.toISOString(), httpStatus: o.httpStatus, error: o.error })));
       await sql`
         update webhook_deliveries d
@@ -203,22 +230,25 @@ export class WebhookDeliveriesRepository {
             last_status = case when r.attempted then r."httpStatus" else d.last_status end,
             last_error = r.error
         from json_to_recordset(${records}::json) as r (id bigint, status text, attempted boolean, at timestamptz, "httpStatus" int, error text)
-        where d.app_id = ${lane.app_id} and d.id = r.id and d.status = 'pending'`.execute(tx);
+        where d.app_id = ${appId} and d.id = any(${ids}::bigint[]) and d.id = r.id and d.status = 'pending'`.execute(tx);
     }
-    const mine = await sql`
-      select 1 from webhook_lanes
-      where app_id = ${lane.app_id} and webhook_id = ${lane.webhook_id} and lane = ${lane.lane} and claim = ${claim}
-      for update`.execute(tx);
+    const mine = await sql<{ lane: string }>`
+      select lane from webhook_lanes
+      where app_id = ${appId} and webhook_id = ${webhookId} and lane = any(${[...lanes]}::text[]) and claim = ${claim}
+      order by lane for update`.execute(tx);
     if (mine.rows.length === 0) return;
+    const held = mine.rows.map((row) => row.lane);
+    const retries = held.map((lane) => retryAt.get(lane)?.toISOString() ?? null);
     await sql`
       update webhook_lanes l
       set claim = null,
           next_attempt_at = case
-            when ${retryAt}::timestamptz is not null then ${retryAt}::timestamptz
+            when r.retry_at is not null then r.retry_at
             when exists (select 1 from webhook_deliveries d
                          where d.app_id = l.app_id and d.webhook_id = l.webhook_id and d.lane = l.lane and d.status = 'pending') then now()
             else null end
-      where app_id = ${lane.app_id} and webhook_id = ${lane.webhook_id} and lane = ${lane.lane}`.execute(tx);
+      from unnest(${held}::text[], ${retries}::timestamptz[]) as r (lane, retry_at)
+      where l.app_id = ${appId} and l.webhook_id = ${webhookId} and l.lane = r.lane`.execute(tx);
   }
 
   /** A page of the webhook's deliveries, newest first: those with ids below `beforeId` when given. */

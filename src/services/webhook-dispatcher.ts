@@ -15,9 +15,9 @@ import type { WebhookSender } from './webhook-sender.js';
 /** How much one process does at once (docs/webhooks.md). */
 export const DELIVERY_LIMITS = {
   /** Lanes (a webhook's conversations) being sent at once. */
-  lanes: 256,
+  lanes: 1_024,
   /** Lanes of one webhook at once: a slow endpoint holds at most these. */
-  lanesPerWebhook: 16,
+  lanesPerWebhook: 64,
   /** Deliveries one lane sends before it is given back. */
   perRound: 20,
   /** Events of one app read by one step of the fan-out. */
@@ -125,56 +125,79 @@ export class WebhookDispatcher {
         leaseMs: this.leaseMs,
         inFlight,
       });
-      for (const lane of lanes) this.runLane(lane);
+      // A round per webhook: its lanes' deliveries read, rendered and recorded together.
+      const byWebhook = new Map<string, string[]>();
+      for (const lane of lanes) {
+        const key = laneKey(lane);
+        const list = byWebhook.get(key);
+        if (list) list.push(lane.lane);
+        else byWebhook.set(key, [lane.lane]);
+      }
+      for (const [key, group] of byWebhook) this.runRound(key, group);
     },
     () => this.stopped,
     (error) => this.log.warn({ err: error }, 'claiming webhook deliveries failed'),
   );
 
-  private runLane(lane: ClaimedLane): void {
-    const key = laneKey(lane);
-    this.busy.set(key, (this.busy.get(key) ?? 0) + 1);
-    this.lanesInFlight++;
-    const run: Promise<void> = this.sendLane(lane)
-      .catch((error: unknown) => this.log.warn({ err: error, webhook: lane.webhook_id }, 'a webhook delivery round failed; its lane is retried when its claim ends'))
+  private runRound(key: string, lanes: string[]): void {
+    const [appId, webhookId] = splitKey(key);
+    this.busy.set(key, (this.busy.get(key) ?? 0) + lanes.length);
+    this.lanesInFlight += lanes.length;
+    const run: Promise<void> = this.sendRound(appId, webhookId, lanes)
+      .catch((error: unknown) => this.log.warn({ err: error, webhook: webhookId }, 'a webhook delivery round failed; its lanes are retried when their claim ends'))
       .finally(() => {
-        const left = (this.busy.get(key) ?? 1) - 1;
+        const left = (this.busy.get(key) ?? lanes.length) - lanes.length;
         if (left > 0) this.busy.set(key, left);
         else this.busy.delete(key);
-        this.lanesInFlight--;
+        this.lanesInFlight -= lanes.length;
         this.running.delete(run);
         this.claimRound();
       });
     this.running.add(run);
   }
 
-  /** One round of a lane: its pending deliveries in order, until one waits for a retry, the budget ends or the dispatcher stops. */
-  private async sendLane(lane: ClaimedLane): Promise<void> {
+  /**
+   * One round of a webhook's lanes: their pending deliveries read and rendered together, each
+   * lane's posted in order (the lanes side by side) until one waits for a retry, the budget ends
+   * or the dispatcher stops; then every outcome recorded and the lanes given back in one
+   * transaction.
+   */
+  private async sendRound(appId: string, webhookId: string, lanes: string[]): Promise<void> {
     const started = Date.now();
     const outcomes: AttemptOutcome[] = [];
-    let retryAt: Date | null = null;
-    const webhook = await this.deps.webhooks.get(lane.app_id, lane.webhook_id);
+    const retryAt = new Map<string, Date>();
+    const webhook = await this.deps.webhooks.get(appId, webhookId);
     if (webhook?.enabled) {
-      const pending = await this.deps.deliveries.pendingOf(lane, this.limits.perRound);
+      const pending = await this.deps.deliveries.pendingOfLanes(appId, webhookId, lanes, this.limits.perRound);
+      const events = [...pending.values()].flatMap((list) => list.flatMap((p) => (p.event ? [p.event] : [])));
       const rendered = new Map<string, RenderedEvent>();
-      for (const event of await this.deps.payloads.render(pending.flatMap((p) => (p.event ? [p.event] : [])))) rendered.set(event.id, event);
-      for (const delivery of pending) {
-        if (this.stopped || Date.now() - started > this.leaseMs - 2 * this.deps.timeoutMs) break;
-        const event = rendered.get(delivery.event_id);
-        if (!event) {
-          const error = delivery.event ? "the event's message no longer exists" : 'the event is no longer in the log (retention)';
-          outcomes.push({ id: delivery.id, status: 'failed', attempted: false, at: new Date(), httpStatus: null, error });
-          continue;
-        }
-        const outcome = await this.attempt(webhook, delivery, event);
-        outcomes.push(outcome.result);
-        if (outcome.retryAt) {
-          retryAt = outcome.retryAt;
-          break;
-        }
-      }
+      for (const event of await this.deps.payloads.render(events)) rendered.set(event.id, event);
+      await Promise.all(
+        [...pending].map(async ([lane, deliveries]) => {
+          for (const delivery of deliveries) {
+            if (this.stopped || Date.now() - started > this.leaseMs - 2 * this.deps.timeoutMs) return;
+            const event = rendered.get(delivery.event_id);
+            if (!event) {
+              const error = delivery.event ? "the event's message no longer exists" : 'the event is no longer in the log (retention)';
+              outcomes.push({ id: delivery.id, status: 'failed', attempted: false, at: new Date(), httpStatus: null, error });
+              continue;
+            }
+            const outcome = await this.attempt(webhook, delivery, event);
+            outcomes.push(outcome.result);
+            if (outcome.retryAt) {
+              retryAt.set(lane, outcome.retryAt);
+              return;
+            }
+          }
+        }),
+      );
     }
-    await withTransaction(this.deps.db, 'webhook_round', (tx) => this.deps.deliveries.finishRound(lane, this.claim, outcomes, retryAt, tx), this.log);
+    await withTransaction(
+      this.deps.db,
+      'webhook_round',
+      (tx) => this.deps.deliveries.finishRound(appId, webhookId, lanes, this.claim, outcomes, retryAt, tx),
+      this.log,
+    );
   }
 
   /** Posts one delivery: delivered, retried later (the lane waits), or failed. */
