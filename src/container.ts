@@ -283,9 +283,10 @@ export function createServices(
     entities,
   });
   // The event log's readers: payloads as webhooks and the stream send them, and the feed of the
-  // log to this process's live streams (polled every 25 ms while it runs).
+  // log to this process's live streams and webhook delivery (polled every 25 ms while the log moves,
+  // every 200 ms once it has been still for a second).
   const eventPayloads = new EventPayloads({ messages: repositories.messages, history, region: config.region });
-  const eventFeed = new EventFeed({ events: repositories.events, payloads: eventPayloads, pollMs: 25 });
+  const eventFeed = new EventFeed({ events: repositories.events, payloads: eventPayloads, pollMs: 25, idlePollMs: 200 });
   // The event log's cleanup (the server runs it every minute).
   const eventRetention = new EventRetention({ events: repositories.events, deliveries: webhookDeliveries, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
   // Webhook delivery (docs/webhooks.md): the fan-out of the feed's events to deliveries, and

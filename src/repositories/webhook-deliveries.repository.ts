@@ -292,6 +292,11 @@ export class WebhookDeliveriesRepository {
     return Number(result.rows[0]!.n);
   }
 
+  /** Whether any app has, or had, a webhook (its events are fanned out). */
+  async anyCursor(tx: Executor = this.db): Promise<boolean> {
+    return (await tx.selectFrom('webhook_cursors').select('app_id').limit(1).execute()).length > 0;
+  }
+
   /** The apps whose events are fanned out to webhooks (they have, or had, one). */
   async appsWithCursors(tx: Executor = this.db): Promise<string[]> {
     return (await tx.selectFrom('webhook_cursors').select('app_id').orderBy('app_id').execute()).map((row) => row.app_id);

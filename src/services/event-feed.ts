@@ -2,6 +2,9 @@ import type { Logger } from '../domain/context.js';
 import type { EventRow, EventsRepository } from '../repositories/events.repository.js';
 import type { EventPayloads, RenderedEvent } from './event-payloads.js';
 
+/** The log still this long: the feed polls at its idle pace. */
+const QUIET_MS = 1_000;
+
 /** Events read (and rendered) at a time: by a catch-up, and by the feed per app group. */
 const PAGE = 500;
 
@@ -40,12 +43,20 @@ export class EventFeed {
   private readonly pending: Array<{ lastId: bigint; xmax?: bigint }> = [];
   private safe: bigint | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private running = false;
   private polling: Promise<void> | undefined;
+  /** Polls in a row that found the log where the one before left it, everything handed out. */
+  private quietPolls = 0;
+  private lastSeen: string | undefined;
   private readonly waiters: Array<() => void> = [];
   private readonly advanceListeners: Array<(safeId: bigint) => void> = [];
 
-  /** `pollMs`: how often the log is read while the feed runs (from its first reader until the app closes). */
-  constructor(private readonly deps: { events: EventsRepository; payloads: EventPayloads; pollMs: number }) {}
+  /**
+   * `pollMs`: how often the log is read while the feed runs (from its first reader until the app
+   * closes) and the log moves; `idlePollMs`: how often once it has not moved for a second (an
+   * idle server then reads it a few times a second, not forty).
+   */
+  constructor(private readonly deps: { events: EventsRepository; payloads: EventPayloads; pollMs: number; idlePollMs: number }) {}
 
   /** The highest id of the log that can be handed out now, once known. */
   get safeId(): bigint | undefined {
@@ -57,21 +68,27 @@ export class EventFeed {
     this.advanceListeners.push(listener);
   }
 
-  /** Polls every `intervalMs` (a failed poll is logged and tried again); started by the first reader. */
+  /**
+   * Polls every `intervalMs`, or every `idlePollMs` once the log has been still for a second (a
+   * failed poll is logged and tried again); started by the first reader.
+   */
   start(intervalMs: number, log: Logger): void {
-    if (this.timer) return;
-    const tick = () => {
-      this.polling ??= this.poll()
-        .catch((error: unknown) => log.warn({ err: error }, 'the event feed could not read the log'))
-        .finally(() => (this.polling = undefined));
+    if (this.running) return;
+    this.running = true;
+    const tick = async () => {
+      this.polling = this.poll().catch((error: unknown) => log.warn({ err: error }, 'the event feed could not read the log'));
+      await this.polling;
+      this.polling = undefined;
+      if (!this.running) return;
+      this.timer = setTimeout(tick, this.quietPolls >= Math.ceil(QUIET_MS / intervalMs) ? this.deps.idlePollMs : intervalMs);
+      this.timer.unref();
     };
-    tick();
-    this.timer = setInterval(tick, intervalMs);
-    this.timer.unref();
+    void tick();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.running = false;
+    clearTimeout(this.timer);
     this.timer = undefined;
     await this.polling;
     for (const subscription of this.subscriptions) subscription.closed = true;
@@ -117,6 +134,8 @@ export class EventFeed {
   /** One poll: where the log stands, the safe id moved on, and the events up to it handed to the live readers. */
   async poll(): Promise<void> {
     const position = await this.deps.events.position();
+    this.quietPolls = position.lastId === this.lastSeen && this.safe === BigInt(position.lastId) ? this.quietPolls + 1 : 0;
+    this.lastSeen = position.lastId;
     const xmin = BigInt(position.xmin);
     const last = this.pending[this.pending.length - 1];
     if (last && last.xmax === undefined) last.xmax = BigInt(position.xmax);

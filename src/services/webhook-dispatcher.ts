@@ -22,8 +22,11 @@ export const DELIVERY_LIMITS = {
   perRound: 20,
   /** Events of one app read by one step of the fan-out. */
   fanOutPerApp: 1_000,
-  /** How often due lanes (retries, other processes' expired claims) are looked for besides when work arrives. */
-  claimEveryMs: 200,
+  /**
+   * How often due lanes are looked for besides when work arrives, a round ends or one of this
+   * process's retries falls due: for other processes' expired claims and retries.
+   */
+  claimEveryMs: 1_000,
   /** How often the event log is polled for the safe id. */
   feedPollMs: 25,
 };
@@ -48,6 +51,7 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private listening = false;
+  private feeding = false;
   private log: Logger = silentLogger;
 
   constructor(
@@ -81,9 +85,27 @@ export class WebhookDispatcher {
         this.fanOut();
       });
     }
-    this.deps.feed.start(this.limits.feedPollMs, log);
-    this.timer = setInterval(() => this.claimRound(), this.limits.claimEveryMs);
+    // Nothing is read while the deployment has never had a webhook (an idle server stays idle);
+    // once one exists, the fan-out starts from its app's cursor, so nothing is missed meanwhile.
+    this.timer = setInterval(() => void this.tick(), this.limits.claimEveryMs);
     this.timer.unref();
+    void this.tick();
+  }
+
+  /** The periodic look: start the feed once a webhook exists, then claim due lanes. */
+  private async tick(): Promise<void> {
+    if (!this.feeding) {
+      try {
+        if (this.stopped || !(await this.deps.deliveries.anyCursor())) return;
+      } catch (error) {
+        this.log.warn({ err: error }, 'the webhook dispatcher could not read the database');
+        return;
+      }
+      if (this.stopped) return;
+      this.feeding = true;
+      this.deps.feed.start(this.limits.feedPollMs, this.log);
+    }
+    this.claimRound();
   }
 
   /** Stops: no new work; posts in flight end (within the timeout) and their lanes are given back. */
@@ -198,6 +220,11 @@ export class WebhookDispatcher {
       (tx) => this.deps.deliveries.finishRound(appId, webhookId, lanes, this.claim, outcomes, retryAt, tx),
       this.log,
     );
+    // Its lanes that wait for a retry are looked for again when the first falls due.
+    if (retryAt.size > 0) {
+      const first = Math.min(...[...retryAt.values()].map((at) => at.getTime()));
+      setTimeout(() => this.claimRound(), Math.max(0, first - Date.now()) + 5).unref();
+    }
   }
 
   /** Posts one delivery: delivered, retried later (the lane waits), or failed. */
