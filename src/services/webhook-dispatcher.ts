@@ -24,9 +24,12 @@ export const DELIVERY_LIMITS = {
   fanOutPerApp: 1_000,
   /**
    * How often due lanes are looked for besides when work arrives, a round ends or one of this
-   * process's retries falls due: for other processes' expired claims and retries.
+   * process's retries falls due: for other processes' expired claims and retries, and lanes a
+   * claim skipped while another statement held them.
    */
-  claimEveryMs: 1_000,
+  claimEveryMs: 200,
+  /** How often a process with no webhook in its deployment looks whether one exists. */
+  webhookCheckEveryMs: 1_000,
   /** How often the event log is polled for the safe id. */
   feedPollMs: 25,
 };
@@ -52,6 +55,7 @@ export class WebhookDispatcher {
   private stopped = true;
   private listening = false;
   private feeding = false;
+  private lastWebhookCheck = 0;
   private log: Logger = silentLogger;
 
   constructor(
@@ -92,9 +96,12 @@ export class WebhookDispatcher {
     void this.tick();
   }
 
-  /** The periodic look: start the feed once a webhook exists, then claim due lanes. */
+  /** The periodic look: start the feed once a webhook exists (looked for every second), then claim due lanes. */
   private async tick(): Promise<void> {
     if (!this.feeding) {
+      const now = Date.now();
+      if (now - this.lastWebhookCheck < this.limits.webhookCheckEveryMs) return;
+      this.lastWebhookCheck = now;
       try {
         if (this.stopped || !(await this.deps.deliveries.anyCursor())) return;
       } catch (error) {
@@ -270,13 +277,20 @@ function oneAtATime(work: () => Promise<void>, stopped: () => boolean, failed: (
       return;
     }
     running = (async () => {
-      do {
-        again = false;
-        await work();
-      } while (again && !stopped());
-    })()
-      .catch(failed)
-      .finally(() => (running = undefined));
+      try {
+        do {
+          again = false;
+          await work();
+        } while (again && !stopped());
+      } catch (error) {
+        failed(error);
+      } finally {
+        // In the same tick as the last look at `again`: a call after it starts a new run, one
+        // before it made this one go round again. (Cleared in a .finally() instead, a call in
+        // between was lost, and lanes waited for the periodic claim.)
+        running = undefined;
+      }
+    })();
   };
   return Object.assign(run, { idle: async () => void (await running) });
 }
