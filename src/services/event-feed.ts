@@ -96,6 +96,17 @@ export class EventFeed {
   }
 
   /**
+   * The safe id once known (the feed started if it was not): a stream without Last-Event-ID
+   * starts after the id this answers when it answers its client, so every event committed after
+   * that reaches it (one committed later has a higher id: a lower one was safe, its transaction
+   * over).
+   */
+  async ready(log: Logger): Promise<bigint> {
+    this.start(this.deps.pollMs, log);
+    return this.safeIdKnown();
+  }
+
+  /**
    * Adds a reader: from the event after `afterId` (catching up from the log), or from the next
    * event when absent. Answers the function that removes it.
    */

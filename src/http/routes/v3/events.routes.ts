@@ -57,6 +57,9 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       const names = request.query.triggers?.split(',').map((name) => name.trim()).filter(Boolean);
       const unknown = names?.find((name) => !isTrigger(name));
       if (unknown !== undefined) throw badRequest({ triggers: `names an unknown trigger: ${unknown}` });
+      // Without Last-Event-ID the stream starts at the safe id of the moment it answers: an event
+      // committed once the client has the answer is never before it (see EventFeed.ready).
+      const after = request.headers['last-event-id'] ?? String(await services.eventFeed.ready(request.log));
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {
@@ -84,7 +87,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       try {
         const remove = await services.eventFeed.subscribe(
           { appId: request.ctx.appId, ...(names?.length ? { triggers: new Set(names) } : {}), send },
-          request.headers['last-event-id'],
+          after,
           request.log,
         );
         if (closed) remove();
