@@ -11,9 +11,9 @@ import { after, before, describe, it, mock } from 'node:test';
 import { appsCreate, appsLimits, appsList, keysCreate, keysList, keysRevoke, type AppsFlags } from '../../src/cli-apps.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createServices, type Services } from '../../src/container.js';
-import { silentLogger } from '../../src/domain/context.js';
 import { AppError } from '../../src/domain/errors.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { cliIo, isUsage } from '../helpers/cli-io.js';
 
 let t: TestApp;
 before(async () => {
@@ -23,8 +23,7 @@ after(async () => {
   await t?.close();
 });
 
-class UsageError extends Error {}
-const io = { context: (appId: string) => ({ appId, requestId: 'cli', log: silentLogger }), usage: (message: string) => new UsageError(message) };
+const io = cliIo;
 
 /** The configuration `parley` reads from this environment (as test/helpers/cli.ts's deployments set it). */
 function cliConfig(env: NodeJS.ProcessEnv = {}, overrides: Partial<Config> = {}): Config {
@@ -50,7 +49,6 @@ async function run(command: () => Promise<number>): Promise<{ code: number; stdo
   }
 }
 
-const isUsage = (message: RegExp) => (error: unknown) => error instanceof UsageError && message.test(error.message);
 
 describe('parley apps, in process', () => {
   const config = cliConfig();

@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { importCommand, type ImportFlags } from '../../src/cli-import.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { cliIo, isUsage } from '../helpers/cli-io.js';
 
 const T0 = 1_600_000_000;
 const EXAMPLE = 'docs/examples/import-example.jsonl';
@@ -33,8 +34,7 @@ after(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-class UsageError extends Error {}
-const io = { usage: (message: string) => new UsageError(message) };
+const io = cliIo;
 
 const urlOf = (app: { appId: string }) => `http://${app.appId}.api-us.localhost:${port}`;
 
@@ -58,7 +58,6 @@ async function get(app: CreatedApp, url: string): Promise<any> {
   return response.json();
 }
 
-const isUsage = (message: RegExp) => (error: unknown) => error instanceof UsageError && message.test(error.message);
 
 describe('parley import, in process', () => {
   it('reports bad lines and refused records in the report file and returns 1; a re-run of a finished import skips everything', async () => {

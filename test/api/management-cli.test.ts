@@ -16,6 +16,7 @@ import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestApp, TEST_REGION, type TestApp } from '../helpers/app.js';
 import { newUids } from '../helpers/factories.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import { cliIo, isUsage, UsageError } from '../helpers/cli-io.js';
 
 let t: TestApp;
 before(async () => {
@@ -25,8 +26,7 @@ after(async () => {
   await t?.close();
 });
 
-class UsageError extends Error {}
-const io = { context: (appId: string) => ({ appId, requestId: 'cli', log: silentLogger }), usage: (message: string) => new UsageError(message) };
+const io = cliIo;
 
 /** What a command printed on stdout, and its exit code (thrown errors are thrown). */
 async function run(command: () => Promise<number>): Promise<{ code: number; stdout: string }> {
@@ -199,7 +199,7 @@ describe('parley admin keys and parley webhooks, in process', () => {
       await assert.rejects(redeliver({ app: t.appB.appId, since: '0' }, 'log'), notFound('ERR_WEBHOOK_NOT_FOUND'));
       await assert.rejects(webhooks('deliveries', { app: 'no-such-app' }, 'log'), notFound('ERR_APP_NOT_FOUND'));
 
-      const usage = (command: Promise<unknown>, message: RegExp) => assert.rejects(command, (error: unknown) => error instanceof UsageError && message.test(error.message));
+      const usage = (command: Promise<unknown>, message: RegExp) => assert.rejects(command, isUsage(message));
       await usage(webhooks('deliveries', { app: app.appId }), /needs the webhook id/);
       await usage(webhooks('deliveries', { app: app.appId, status: 'lost' }, 'log'), /--status must be pending, delivered, failed/);
       for (const limit of ['0', '1001', 'ten', '1.5']) await usage(webhooks('deliveries', { app: app.appId, limit }, 'log'), /--limit must be an integer from 1 to 1000/);
@@ -253,7 +253,7 @@ describe('parley admin keys and parley webhooks, in process', () => {
       await assert.rejects(webhooks('rotate-secret', { app: app.appId }, 'nope'), notFound('ERR_WEBHOOK_NOT_FOUND'));
       await assert.rejects(webhooks('rotate-secret', { app: app.appId }), UsageError);
       for (const overlap of ['-1', '604801', 'a day']) {
-        await assert.rejects(webhooks('rotate-secret', { app: app.appId, overlap }, 'signed'), (error: unknown) => error instanceof UsageError && /--overlap must be an integer from 0 to 604800/.test(error.message));
+        await assert.rejects(webhooks('rotate-secret', { app: app.appId, overlap }, 'signed'), isUsage(/--overlap must be an integer from 0 to 604800/));
       }
     });
   });

@@ -1,0 +1,13 @@
+import { silentLogger } from '../../src/domain/context.js';
+
+/** The usage error the CLI's commands throw in tests (the CLI prints it and exits 2). */
+export class UsageError extends Error {}
+
+/** What cli.ts hands a command (a context per app, its usage error), for in-process tests. */
+export const cliIo = {
+  context: (appId: string) => ({ appId, requestId: 'cli', log: silentLogger }),
+  usage: (message: string) => new UsageError(message),
+};
+
+/** Matches a usage error whose message matches `message`. */
+export const isUsage = (message: RegExp) => (error: unknown) => error instanceof UsageError && message.test(error.message);
