@@ -7,13 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, describe, it, mock } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { appsCreate, appsLimits, appsList, keysCreate, keysList, keysRevoke, type AppsFlags } from '../../src/cli-apps.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createServices, type Services } from '../../src/container.js';
 import { AppError } from '../../src/domain/errors.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { cliIo, isUsage } from '../helpers/cli-io.js';
+import { cliIo, isUsage, run } from '../helpers/cli-io.js';
 
 let t: TestApp;
 before(async () => {
@@ -35,19 +35,6 @@ function cliServices(config: Config): Services {
   return createServices(t.database, config, { rateLimits: { limits: config.rateLimits }, webhookAllowPrivate: config.webhookAllowPrivate });
 }
 
-/** What a command printed on stdout, and its exit code (thrown errors are thrown). */
-async function run(command: () => Promise<number>): Promise<{ code: number; stdout: string }> {
-  const lines: string[] = [];
-  const log = mock.method(console, 'log', (...args: unknown[]) => lines.push(args.join(' ')));
-  const error = mock.method(console, 'error', (...args: unknown[]) => lines.push(`stderr: ${args.join(' ')}`));
-  try {
-    const code = await command();
-    return { code, stdout: lines.join('\n') };
-  } finally {
-    log.mock.restore();
-    error.mock.restore();
-  }
-}
 
 
 describe('parley apps, in process', () => {

@@ -6,7 +6,7 @@
  * test/e2e/admin-keys-cli.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it, mock } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { adminKeysCommand, webhooksCommand, type ManagementFlags } from '../../src/cli-management.js';
 import { createServices, type Services } from '../../src/container.js';
 import { silentLogger } from '../../src/domain/context.js';
@@ -16,7 +16,7 @@ import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestApp, TEST_REGION, type TestApp } from '../helpers/app.js';
 import { newUids } from '../helpers/factories.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
-import { cliIo, isUsage, UsageError } from '../helpers/cli-io.js';
+import { cliIo, isUsage, run, UsageError } from '../helpers/cli-io.js';
 
 let t: TestApp;
 before(async () => {
@@ -28,19 +28,6 @@ after(async () => {
 
 const io = cliIo;
 
-/** What a command printed on stdout, and its exit code (thrown errors are thrown). */
-async function run(command: () => Promise<number>): Promise<{ code: number; stdout: string }> {
-  const lines: string[] = [];
-  const log = mock.method(console, 'log', (...args: unknown[]) => lines.push(args.join(' ')));
-  const error = mock.method(console, 'error', (...args: unknown[]) => lines.push(`stderr: ${args.join(' ')}`));
-  try {
-    const code = await command();
-    return { code, stdout: lines.join('\n') };
-  } finally {
-    log.mock.restore();
-    error.mock.restore();
-  }
-}
 const admin = (sub: string | undefined, flags: ManagementFlags = {}, key?: string, services: Services = t.services) =>
   run(() => adminKeysCommand(services, io, sub, flags, key));
 const webhooks = (sub: string | undefined, flags: ManagementFlags, id?: string, services: Services = t.services) =>
