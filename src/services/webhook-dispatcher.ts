@@ -195,6 +195,8 @@ export class WebhookDispatcher {
     const started = Date.now();
     const outcomes: AttemptOutcome[] = [];
     const retryAt = new Map<string, Date>();
+    // Per lane, the last event settled (or, when a lane stopped early, the one before the first left).
+    const after = new Map<string, string>();
     const webhook = await this.deps.webhooks.get(appId, webhookId);
     if (webhook?.enabled) {
       const pending = await this.deps.deliveries.pendingOfLanes(appId, webhookId, lanes, this.limits.perRound);
@@ -205,10 +207,13 @@ export class WebhookDispatcher {
         [...pending].map(async ([lane, deliveries]) => {
           for (const delivery of deliveries) {
             if (this.stopped || Date.now() - started > this.leaseMs - 2 * this.deps.timeoutMs) return;
+            // Settled below, or left pending for a retry: either way nothing before it is pending.
+            after.set(lane, String(BigInt(delivery.event_id) - 1n));
             const event = rendered.get(delivery.event_id);
             if (!event) {
               const error = delivery.event ? "the event's message no longer exists" : 'the event is no longer in the log (retention)';
               outcomes.push({ id: delivery.id, status: 'failed', attempted: false, at: new Date(), httpStatus: null, error });
+              after.set(lane, delivery.event_id);
               continue;
             }
             const outcome = await this.attempt(webhook, delivery, event);
@@ -217,6 +222,7 @@ export class WebhookDispatcher {
               retryAt.set(lane, outcome.retryAt);
               return;
             }
+            after.set(lane, delivery.event_id);
           }
         }),
       );
@@ -224,7 +230,7 @@ export class WebhookDispatcher {
     await withTransaction(
       this.deps.db,
       'webhook_round',
-      (tx) => this.deps.deliveries.finishRound(appId, webhookId, lanes, this.claim, outcomes, retryAt, tx),
+      (tx) => this.deps.deliveries.finishRound(appId, webhookId, lanes, this.claim, outcomes, retryAt, after, tx),
       this.log,
     );
     // Its lanes that wait for a retry are looked for again when the first falls due.
