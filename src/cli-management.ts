@@ -6,6 +6,7 @@
 import type { Services } from './container.js';
 import type { RequestContext } from './domain/context.js';
 import { UNIX_SECONDS_MAX } from './domain/normalize.js';
+import { isDeliveryId } from './domain/webhooks.js';
 import type { CreatedManagementKey } from './services/management.service.js';
 import type { Delivery } from './services/webhook-deliveries.service.js';
 import type { Webhook } from './services/webhooks.service.js';
@@ -161,8 +162,6 @@ export async function webhooksCommand(
 }
 
 const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
-/** A delivery id (X-Parley-Delivery), as the redeliver route's path takes it. */
-const DELIVERY_ID = /^[0-9]{1,18}$/;
 
 /** `parley webhooks deliveries --app APPID ID [--status S] [--limit N] [--json]`: the delivery log, newest first. */
 async function deliveriesCommand(services: Services, io: CommandIo, ctx: RequestContext, flags: ManagementFlags, id: string | undefined): Promise<number> {
@@ -198,7 +197,7 @@ async function redeliverCommand(
   const usage = 'parley webhooks redeliver --app APPID ID DELIVERY_ID, or --app APPID ID --since UNIX_SECONDS';
   if (!id) throw io.usage(`webhooks redeliver needs the webhook id: ${usage}`);
   if ((deliveryId === undefined) === (flags.since === undefined)) throw io.usage(`webhooks redeliver needs a delivery id or --since (not both): ${usage}`);
-  if (deliveryId !== undefined && !DELIVERY_ID.test(deliveryId)) throw io.usage(`${deliveryId} is not a delivery id (the digits 'webhooks deliveries' lists).`);
+  if (deliveryId !== undefined && !isDeliveryId(deliveryId)) throw io.usage(`${deliveryId} is not a delivery id (the digits 'webhooks deliveries' lists).`);
   const result =
     deliveryId !== undefined
       ? await services.webhookDeliveries.redeliver(ctx, id, deliveryId)

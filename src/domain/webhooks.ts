@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { TRIGGERS, type Trigger } from './events.js';
+import { EVENT_ID_PATTERN, TRIGGERS, type Trigger } from './events.js';
 
 /**
  * Webhooks as the vendor's management API describes them (NOTES.md §3.2, §3.5, §6): their
@@ -13,6 +13,13 @@ export const WEBHOOK_LIMITS = {
   usernameLength: 50,
   passwordLength: 100,
 } as const;
+
+/** A delivery id (X-Parley-Delivery) as a client names one: a bigint, written as event ids are. */
+export const DELIVERY_ID_PATTERN = EVENT_ID_PATTERN;
+const DELIVERY_ID = new RegExp(DELIVERY_ID_PATTERN);
+export function isDeliveryId(raw: string): boolean {
+  return DELIVERY_ID.test(raw);
+}
 
 /** A webhook id: letters, digits, underscores and hyphens, as the vendor's "alphanumeric, no spaces". */
 export const WEBHOOK_ID_PATTERN = /^[A-Za-z0-9_-]{1,50}$/;

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { DELIVERY_ID_PATTERN } from '../domain/webhooks.js';
 import { Data, UnixTime, UnixTimeInput } from './common.schema.js';
 import { WebhookParams } from './management.schema.js';
 
@@ -10,7 +11,7 @@ import { WebhookParams } from './management.schema.js';
 export const DeliveryParams = Type.Object({
   appId: WebhookParams.properties.appId,
   webhookId: WebhookParams.properties.webhookId,
-  deliveryId: Type.String({ pattern: '^[0-9]{1,18}$', description: 'The delivery id (the X-Parley-Delivery header).' }),
+  deliveryId: Type.String({ pattern: DELIVERY_ID_PATTERN, description: 'The delivery id (the X-Parley-Delivery header).' }),
 });
 
 export const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]);
@@ -18,7 +19,7 @@ export const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal(
 export const ListDeliveriesQuery = Type.Object({
   status: Type.Optional(DeliveryStatus),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Deliveries per page, newest first (default 100).' })),
-  before: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$', description: "Only deliveries older than this one (the previous page's meta.next.before)." })),
+  before: Type.Optional(Type.String({ pattern: DELIVERY_ID_PATTERN, description: "Only deliveries older than this one (the previous page's meta.next.before)." })),
 });
 
 const Delivery = Type.Object({

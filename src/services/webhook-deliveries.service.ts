@@ -1,6 +1,7 @@
 import type { RequestContext } from '../domain/context.js';
-import { AppError } from '../domain/errors.js';
+import { AppError, badRequest } from '../domain/errors.js';
 import { toUnix } from '../domain/time.js';
+import { isDeliveryId } from '../domain/webhooks.js';
 import type { DeliveryRow, DeliveryStatus, WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository.js';
 import type { WebhooksService } from './webhooks.service.js';
 
@@ -32,6 +33,7 @@ export class WebhookDeliveriesService {
     query: { status?: DeliveryStatus; limit?: number; before?: string },
   ): Promise<{ data: Delivery[]; meta: { current: { limit: number; count: number }; next?: { before: string } } }> {
     const webhook = await this.deps.webhooks.findRow(ctx, webhookId);
+    if (query.before !== undefined && !isDeliveryId(query.before)) throw badRequest({ before: 'must be a delivery id' });
     const limit = query.limit ?? 100;
     const rows = await this.deps.deliveries.list(webhook.app_id, webhook.id, { status: query.status, beforeId: query.before, limit });
     const meta: { current: { limit: number; count: number }; next?: { before: string } } = { current: { limit, count: rows.length } };
@@ -45,8 +47,8 @@ export class WebhookDeliveriesService {
    */
   async redeliver(ctx: RequestContext, webhookId: string, deliveryId: string): Promise<{ success: true; message: string; count: number }> {
     const webhook = await this.deps.webhooks.findRow(ctx, webhookId);
-    // Delivery ids are bigints: anything else names none.
-    const count = /^[0-9]{1,18}$/.test(deliveryId) ? await this.deps.deliveries.redeliver(webhook.app_id, webhook.id, { id: deliveryId }) : 0;
+    // Anything but a delivery id's form names none.
+    const count = isDeliveryId(deliveryId) ? await this.deps.deliveries.redeliver(webhook.app_id, webhook.id, { id: deliveryId }) : 0;
     if (count === 0) throw new AppError('ERR_DELIVERY_NOT_FOUND', { params: { id: deliveryId, webhookId: webhook.id } });
     return { success: true, message: `The delivery ${deliveryId} will be delivered again.`, count };
   }
