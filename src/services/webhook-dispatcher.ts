@@ -6,7 +6,7 @@ import { silentLogger, type Logger } from '../domain/context.js';
 import { extended } from '../domain/objects.js';
 import { signatureHeader } from '../domain/webhook-signature.js';
 import { nextRetryAt, type RetrySchedule } from '../domain/webhooks.js';
-import type { AttemptOutcome, ClaimedLane, PendingDelivery, WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository.js';
+import type { AttemptOutcome, PendingDelivery, WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository.js';
 import type { WebhookRow, WebhooksRepository } from '../repositories/webhooks.repository.js';
 import type { EventFeed } from './event-feed.js';
 import type { EventPayloads, RenderedEvent } from './event-payloads.js';
@@ -47,7 +47,8 @@ export class WebhookDispatcher {
   private readonly claim = crypto.randomUUID();
   private readonly leaseMs: number;
   private readonly limits: typeof DELIVERY_LIMITS;
-  private readonly busy = new Map<string, number>();
+  /** Lanes in flight here, per webhook (keyed by app id and webhook id). */
+  private readonly busy = new Map<string, { appId: string; webhookId: string; lanes: number }>();
   private lanesInFlight = 0;
   private readonly running = new Set<Promise<void>>();
   private safe: bigint | undefined;
@@ -146,7 +147,7 @@ export class WebhookDispatcher {
     async () => {
       const room = this.limits.lanes - this.lanesInFlight;
       if (room <= 0) return;
-      const inFlight = [...this.busy].map(([key, n]) => [...splitKey(key), n] as const);
+      const inFlight = [...this.busy.values()].map((b) => [b.appId, b.webhookId, b.lanes] as const);
       const lanes = await this.deps.deliveries.claimLanes({
         claim: this.claim,
         perWebhook: this.limits.lanesPerWebhook,
@@ -155,29 +156,30 @@ export class WebhookDispatcher {
         inFlight,
       });
       // A round per webhook: its lanes' deliveries read, rendered and recorded together.
-      const byWebhook = new Map<string, string[]>();
+      const byWebhook = new Map<string, { appId: string; webhookId: string; lanes: string[] }>();
       for (const lane of lanes) {
-        const key = laneKey(lane);
-        const list = byWebhook.get(key);
-        if (list) list.push(lane.lane);
-        else byWebhook.set(key, [lane.lane]);
+        const key = webhookKey(lane.app_id, lane.webhook_id);
+        const group = byWebhook.get(key);
+        if (group) group.lanes.push(lane.lane);
+        else byWebhook.set(key, { appId: lane.app_id, webhookId: lane.webhook_id, lanes: [lane.lane] });
       }
-      for (const [key, group] of byWebhook) this.runRound(key, group);
+      for (const group of byWebhook.values()) this.runRound(group.appId, group.webhookId, group.lanes);
     },
     () => this.stopped,
     (error) => this.log.warn({ err: error }, 'claiming webhook deliveries failed'),
   );
 
-  private runRound(key: string, lanes: string[]): void {
-    const [appId, webhookId] = splitKey(key);
-    this.busy.set(key, (this.busy.get(key) ?? 0) + lanes.length);
+  private runRound(appId: string, webhookId: string, lanes: string[]): void {
+    const key = webhookKey(appId, webhookId);
+    const busy = this.busy.get(key) ?? { appId, webhookId, lanes: 0 };
+    busy.lanes += lanes.length;
+    this.busy.set(key, busy);
     this.lanesInFlight += lanes.length;
     const run: Promise<void> = this.sendRound(appId, webhookId, lanes)
       .catch((error: unknown) => this.log.warn({ err: error, webhook: webhookId }, 'a webhook delivery round failed; its lanes are retried when their claim ends'))
       .finally(() => {
-        const left = (this.busy.get(key) ?? lanes.length) - lanes.length;
-        if (left > 0) this.busy.set(key, left);
-        else this.busy.delete(key);
+        busy.lanes -= lanes.length;
+        if (busy.lanes <= 0) this.busy.delete(key);
         this.lanesInFlight -= lanes.length;
         this.running.delete(run);
         this.claimRound();
@@ -301,11 +303,6 @@ function oneAtATime(work: () => Promise<void>, stopped: () => boolean, failed: (
   return Object.assign(run, { idle: async () => void (await running) });
 }
 
-function laneKey(lane: ClaimedLane): string {
-  return `${lane.app_id}\u0000${lane.webhook_id}`;
-}
-
-function splitKey(key: string): [string, string] {
-  const [appId, webhookId] = key.split('\u0000') as [string, string];
-  return [appId, webhookId];
+function webhookKey(appId: string, webhookId: string): string {
+  return `${appId}\u0000${webhookId}`;
 }
