@@ -190,6 +190,14 @@ describe('webhook delivery', () => {
       // Another app's webhook is not found.
       const foreign = await mgmt(`/apps/${t.appB.appId}/webhooks/${webhook.id}/signing-secret`, { method: 'POST', body: {} });
       assert.equal(foreign.statusCode, 404);
+      // An overlap beyond a week, or negative, is refused; the secret stays.
+      for (const overlapSeconds of [-1, 7 * 86_400 + 1, 'soon']) {
+        const refused = await mgmt(`/apps/${t.appA.appId}/webhooks/${webhook.id}/signing-secret`, { method: 'POST', body: { overlapSeconds } });
+        assert.equal(refused.statusCode, 400, String(overlapSeconds));
+        assert.equal(body(refused).error.code, 'ERR_BAD_REQUEST');
+      }
+      const stored = await t.database.db.selectFrom('webhooks').select('signing_secret').where('app_id', '=', t.appA.appId).where('id', '=', webhook.id).executeTakeFirstOrThrow();
+      assert.equal(stored.signing_secret, newest);
     } finally {
       await receiver.close();
     }
@@ -268,6 +276,8 @@ describe('webhook delivery', () => {
       assert.equal(body(unknown).error.code, 'ERR_DELIVERY_NOT_FOUND');
       assert.equal((await mgmt(`${base}/12ab/redeliver`, { method: 'POST' })).statusCode, 400);
       assert.equal((await mgmt(base, { query: { status: 'lost' } })).statusCode, 400);
+      assert.equal((await mgmt(base, { query: { before: '1e3' } })).statusCode, 400);
+      assert.equal((await mgmt(base, { query: { limit: '0' } })).statusCode, 400);
       assert.equal((await mgmt(`${base}/redeliver`, { method: 'POST', body: {} })).statusCode, 400);
     } finally {
       await receiver.close();
