@@ -1,64 +1,53 @@
 // What the edge checks and rate limits cost a send (issue "Hardening"): send at 64 connections
 // on a server with them and on one without them (BENCH_WITHOUT=edgeChecks,rateLimits, see
-// bench/parley-server.ts), round after round, alternating which goes first, each server on a
-// fresh database. Runs on a shared machine swing by ±15%, so the figure is the median of each
-// round's ratio (with / without), not one pair.
+// bench/parley-server.ts). Both servers run side by side, each on a fresh database, and take the
+// load in turns: short slices, alternating which goes first, so that a machine that speeds up or
+// slows down (runs here swing by ±15% from one minute to the next) weighs on both alike. The
+// figure is the median of the slices' ratios (with / without), and the servers' CPU per send.
 import { runLoad } from './lib/load.js';
 import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 import { sendScenarios } from './lib/send-load.js';
 
-export interface HardeningArm {
-  oneToOne: number;
-  group: number;
-  /** The server's CPU per send, µs (1:1, group). */
-  serverCpuMicros: [number, number];
+export interface HardeningSlice {
+  /** Sends per second, with the parts and without. */
+  with: number;
+  without: number;
+  /** The servers' CPU per send, µs. */
+  withCpuMicros: number;
+  withoutCpuMicros: number;
 }
 
 export interface HardeningAbResult {
   /** The parts the second server left out. */
   without: string;
   connections: number;
-  durationSeconds: number;
-  rounds: Array<{ with: HardeningArm; without: HardeningArm }>;
-  /** Medians of the rounds' ratios, with / without: 1 is free, 0.95 costs 5%. */
+  sliceSeconds: number;
+  oneToOne: HardeningSlice[];
+  group: HardeningSlice[];
+  /** Medians of the slices' ratios, with / without: 1 is free, 0.95 costs 5%. */
   medianRatio: { oneToOne: number; group: number };
+  /** Medians of the servers' CPU per send, µs, with / without. */
+  medianCpuMicros: { oneToOne: [number, number]; group: [number, number] };
 }
 
 interface Options {
   withPostgresDatabase: <T>(run: (url: string) => Promise<T>) => Promise<T>;
-  rounds: number;
+  /** Slices of each scenario on each server (after one warm-up slice each, not counted). */
+  slices: number;
   connections: number;
-  durationSeconds: number;
+  sliceSeconds: number;
   users: number;
   /** The parts the second server leaves out (BENCH_WITHOUT): both by default, or one to find which costs. */
   without: string;
   log: (line: string) => void;
 }
 
-async function arm(options: Options, without: boolean): Promise<HardeningArm> {
-  return options.withPostgresDatabase(async (url) => {
-    const server = await startServerProcess<{ port: number; appId: string; apiKey: string; chatGroups: number }>('parley-server.ts', {
-      BENCH_ENGINE: 'postgres',
-      DATABASE_URL: url,
-      BENCH_USERS: String(options.users),
-      BENCH_HISTORY: '',
-      ...(without ? { BENCH_WITHOUT: options.without } : {}),
-    });
-    try {
-      const target = { base: `http://127.0.0.1:${server.info.port}`, headers: { appid: server.info.appId, apikey: server.info.apiKey }, users: options.users, chatGroups: server.info.chatGroups };
-      const cpu = { server: server.cpuMeter, postgres: postgresCpuMeter };
-      const sends = sendScenarios(target, (load) => runLoad({ ...load, cpu }), options.connections, options.durationSeconds);
-      const oneToOne = await sends.oneToOne();
-      const group = await sends.group();
-      return {
-        oneToOne: oneToOne.requestsPerSecond,
-        group: group.requestsPerSecond,
-        serverCpuMicros: [oneToOne.cpuMicrosPerRequest?.server ?? 0, group.cpuMicrosPerRequest?.server ?? 0],
-      };
-    } finally {
-      await server.stop();
-    }
-  });
+type Server = Awaited<ReturnType<typeof startServerProcess<{ port: number; appId: string; apiKey: string; chatGroups: number }>>>;
+
+function scenarios(options: Options, server: Server) {
+  const target = { base: `http://127.0.0.1:${server.info.port}`, headers: { appid: server.info.appId, apikey: server.info.apiKey }, users: options.users, chatGroups: server.info.chatGroups };
+  const cpu = { server: server.cpuMeter, postgres: postgresCpuMeter };
+  return sendScenarios(target, (load) => runLoad({ ...load, cpu }), options.connections, options.sliceSeconds);
 }
 
 const median = (values: number[]) => {
@@ -68,34 +57,71 @@ const median = (values: number[]) => {
 };
 
 export async function hardeningAB(options: Options): Promise<HardeningAbResult> {
-  const rounds: HardeningAbResult['rounds'] = [];
-  for (let round = 0; round < options.rounds; round++) {
-    // Alternating which goes first, so a machine that speeds up or slows down favours neither.
-    const first = round % 2 === 0;
-    const a = await arm(options, !first);
-    const b = await arm(options, first);
-    const [withParts, withoutParts] = first ? [a, b] : [b, a];
-    rounds.push({ with: withParts, without: withoutParts });
-    options.log(
-      `hardening A/B round ${round + 1}: 1:1 ${withParts.oneToOne} vs ${withoutParts.oneToOne} sends/s (${(withParts.oneToOne / withoutParts.oneToOne).toFixed(3)}), ` +
-        `group ${withParts.group} vs ${withoutParts.group} (${(withParts.group / withoutParts.group).toFixed(3)})`,
-    );
-  }
-  return {
-    without: options.without,
-    connections: options.connections,
-    durationSeconds: options.durationSeconds,
-    rounds,
-    medianRatio: {
-      oneToOne: Number(median(rounds.map((r) => r.with.oneToOne / r.without.oneToOne)).toFixed(3)),
-      group: Number(median(rounds.map((r) => r.with.group / r.without.group)).toFixed(3)),
-    },
-  };
+  const start = (url: string, without: boolean) =>
+    startServerProcess<{ port: number; appId: string; apiKey: string; chatGroups: number }>('parley-server.ts', {
+      BENCH_ENGINE: 'postgres',
+      DATABASE_URL: url,
+      BENCH_USERS: String(options.users),
+      BENCH_HISTORY: '',
+      ...(without ? { BENCH_WITHOUT: options.without } : {}),
+    });
+  return options.withPostgresDatabase((withUrl) =>
+    options.withPostgresDatabase(async (withoutUrl) => {
+      const withServer = await start(withUrl, false);
+      try {
+        const withoutServer = await start(withoutUrl, true);
+        try {
+          const a = scenarios(options, withServer);
+          const b = scenarios(options, withoutServer);
+          const result: HardeningAbResult = {
+            without: options.without,
+            connections: options.connections,
+            sliceSeconds: options.sliceSeconds,
+            oneToOne: [],
+            group: [],
+            medianRatio: { oneToOne: 0, group: 0 },
+            medianCpuMicros: { oneToOne: [0, 0], group: [0, 0] },
+          };
+          for (const kind of ['oneToOne', 'group'] as const) {
+            for (let slice = -1; slice < options.slices; slice++) {
+              // Alternating which goes first; slice -1 warms both up and is not counted.
+              const withFirst = slice % 2 === 0;
+              const first = await (withFirst ? a : b)[kind]();
+              const second = await (withFirst ? b : a)[kind]();
+              const [w, wo] = withFirst ? [first, second] : [second, first];
+              if (slice < 0) continue;
+              const row = {
+                with: w.requestsPerSecond,
+                without: wo.requestsPerSecond,
+                withCpuMicros: w.cpuMicrosPerRequest?.server ?? 0,
+                withoutCpuMicros: wo.cpuMicrosPerRequest?.server ?? 0,
+              };
+              result[kind].push(row);
+              options.log(
+                `hardening A/B ${kind === 'oneToOne' ? '1:1' : 'group'} slice ${slice + 1}: ${row.with} vs ${row.without} sends/s ` +
+                  `(${(row.with / row.without).toFixed(3)}), server CPU per send ${row.withCpuMicros} / ${row.withoutCpuMicros} µs`,
+              );
+            }
+            const rows = result[kind];
+            result.medianRatio[kind] = Number(median(rows.map((r) => r.with / r.without)).toFixed(3));
+            result.medianCpuMicros[kind] = [median(rows.map((r) => r.withCpuMicros)), median(rows.map((r) => r.withoutCpuMicros))];
+          }
+          return result;
+        } finally {
+          await withoutServer.stop();
+        }
+      } finally {
+        await withServer.stop();
+      }
+    }),
+  );
 }
 
 export function describeHardening(result: HardeningAbResult): string {
+  const cpu = (pair: [number, number]) => `${pair[0]} / ${pair[1]} µs`;
   return (
-    `hardening A/B (postgres, ${result.connections} conn, ${result.rounds.length} rounds of ${result.durationSeconds} s): ` +
-    `send with all / without ${result.without}, median of the rounds' ratios: 1:1 ${result.medianRatio.oneToOne}, group ${result.medianRatio.group}`
+    `hardening A/B (postgres, ${result.connections} conn, ${result.oneToOne.length} slices of ${result.sliceSeconds} s per scenario and server, taken in turns): ` +
+    `send with all / without ${result.without}, median of the slices' ratios: 1:1 ${result.medianRatio.oneToOne}, group ${result.medianRatio.group}; ` +
+    `server CPU per send with / without: 1:1 ${cpu(result.medianCpuMicros.oneToOne)}, group ${cpu(result.medianCpuMicros.group)}`
   );
 }

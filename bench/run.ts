@@ -4,11 +4,12 @@
 //   npm run bench [-- --engine pglite|postgres|all] [--duration 8] [--only NAME]
 //                    [--users 100000] [--history 1000,1000000] [--import-messages 1000000]
 //                    [--crash-senders 128] [--crash-kills 3] [--crash-acks 50] [--soak-minutes 20]
-//                    [--ab-rounds 6] [--ab-without edgeChecks,rateLimits] [--webhook-rounds 3]
+//                    [--ab-slices 12] [--ab-slice-seconds 5] [--ab-without edgeChecks,rateLimits]
+//                    [--webhook-rounds 3]
 //
 // With PostgreSQL it also runs the crash scenario, import memory (eight maximal import calls at
-// once), the hardening A/B (send with and without the edge checks and rate limits, --ab-rounds
-// rounds; 0 skips it), a soak of mixed traffic (--soak-minutes 0 skips it) and webhooks (bench/webhooks.ts).
+// once), the hardening A/B (send with and without the edge checks and rate limits, both servers
+// side by side taking --ab-slices slices in turns; 0 skips it), a soak of mixed traffic (--soak-minutes 0 skips it) and webhooks (bench/webhooks.ts).
 //
 // Baselines: no-database Fastify routes (for reads: a user, and a 50-message history page), and
 // raw single-row INSERTs over the pg driver at the same concurrency (for writes). Every server runs in its own process; autocannon
@@ -46,8 +47,10 @@ const { values } = parseArgs({
     'crash-acks': { type: 'string', default: '50' },
     // Soak (PostgreSQL): minutes of mixed traffic, with the server's RSS each minute; 0 skips it.
     'soak-minutes': { type: 'string', default: '20' },
-    // The A/B of the edge checks' and rate limits' cost (bench/hardening-ab.ts): rounds of both servers.
-    'ab-rounds': { type: 'string', default: '6' },
+    // The A/B of the edge checks' and rate limits' cost (bench/hardening-ab.ts): slices of each
+    // scenario on each server, taken in turns, and their length in seconds.
+    'ab-slices': { type: 'string', default: '12' },
+    'ab-slice-seconds': { type: 'string', default: '5' },
     // What the second server leaves out: edgeChecks,rateLimits (both), or one of them.
     'ab-without': { type: 'string', default: 'edgeChecks,rateLimits' },
     'webhook-rounds': { type: 'string', default: '3' },
@@ -349,12 +352,12 @@ for (const engine of engines) {
       memory.push(await withPostgresDatabase((url) => importMemory({ engine: 'postgres', databaseUrl: url, calls: 8, perServer })));
       console.log(describeMemory(memory[memory.length - 1]!));
     }
-    if (wanted('hardening') && Number(values['ab-rounds']) > 0) {
+    if (wanted('hardening') && Number(values['ab-slices']) > 0) {
       const result = await hardeningAB({
         withPostgresDatabase,
-        rounds: Number(values['ab-rounds']),
+        slices: Number(values['ab-slices']),
         connections: 64,
-        durationSeconds: Math.max(duration, 16),
+        sliceSeconds: Number(values['ab-slice-seconds']),
         users: Math.min(Number(values.users), 10_000),
         without: values['ab-without']!,
         log: (line) => console.log(line),
