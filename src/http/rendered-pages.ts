@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestContext } from '../domain/context.js';
+import { messagePageJson } from './message-page-json.js';
 import type { PageCheck, PageVersion, VersionedPage } from '../services/message-history.service.js';
 
 interface Kept {
@@ -12,6 +13,7 @@ interface Kept {
  * version is read from (see MessagesRepository.pageVersion). A page asked for again is still
  * checked against the database, by a statement of a few index lookups; only when nothing it
  * shows has changed is it answered from here, without being read, rendered or serialised again.
+ * A page is written by messagePageJson (not the route schema's serializer).
  * So it is never stale, on any node. Bounded by total size, the least recently used going first.
  */
 export class RenderedPages {
@@ -36,10 +38,8 @@ export class RenderedPages {
       return reply.type('application/json; charset=utf-8').send(kept.body);
     }
     const { page, versioned } = await read();
-    const serialize = reply.getSerializationFunction('200');
-    if (!serialize) return reply.send(page);
     // Sent as bytes, kept as bytes: a copy sent again is not encoded again.
-    const body = Buffer.from(serialize(page));
+    const body = Buffer.from(messagePageJson(page));
     if (versioned) this.keep(key, { versioned, body });
     else if (kept) this.forget(key, kept);
     return reply.type('application/json; charset=utf-8').send(body);
