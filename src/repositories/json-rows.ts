@@ -7,8 +7,11 @@ import { parseTimestamptz } from '../db/timestamps.js';
  * field (~4 µs per message row); one JSON.parse of an aggregate is several times cheaper.
  *
  * How each column travels: `value` as JSON does it (text, numbers, booleans, arrays, json);
- * `bigint` and `timestamp` as their text, read as the driver reads them (a string of digits;
- * parseTimestamptz), so the rows are the same on both engines and to the millisecond.
+ * `bigint` as its text, read as the driver reads it (a string of digits); `timestamp` as JSON
+ * writes it (ISO 8601 with the offset, whatever the session's DateStyle), read by
+ * parseTimestamptz as the driver reads the text form, so the rows are the same on both engines
+ * and to the millisecond. (JSON's own form is cheaper for PostgreSQL to write than a cast to
+ * text: ~2 µs a timestamp here, ~100 µs of a 50-message page.)
  */
 export type JsonColumn = 'value' | 'bigint' | 'timestamp';
 /** Every column of a table, so a column added to the table's type must be added here too. */
@@ -33,7 +36,7 @@ export function jsonRowCodec<Row>(columns: JsonColumns<Row>): JsonRowCodec<Row> 
       if (!/^[a-z_][a-z0-9_]*$/.test(alias)) throw new Error(`not a plain alias: ${alias}`);
       let select = selects.get(alias);
       if (!select) {
-        const values = entries.map(([name, kind]) => `"${alias}"."${name}"${kind === 'value' ? '' : '::text'}`);
+        const values = entries.map(([name, kind]) => `"${alias}"."${name}"${kind === 'bigint' ? '::text' : ''}`);
         select = sql.raw(`json_build_array(${values.join(', ')})`);
         selects.set(alias, select);
       }

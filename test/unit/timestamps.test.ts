@@ -21,6 +21,9 @@ describe('parseTimestamptz', () => {
       '-infinity',
     ]) {
       assert.equal(String(parseTimestamptz(text).valueOf()), String(general(text).valueOf()), text);
+      // The same instant as JSON writes it (json-rows.ts): a T between date and time, the offset's minutes.
+      const json = text.length > 10 ? `${text.slice(0, 10)}T${text.slice(11)}`.replace(/([+-]\d\d)$/, '$1:00') : text;
+      assert.equal(String(parseTimestamptz(json).valueOf()), String(general(text).valueOf()), json);
     }
   });
 });
