@@ -14,6 +14,7 @@ import { badRequest } from './domain/errors.js';
 import { dataImportRoutes } from './http/routes/data-import/index.js';
 import { managementRoutes } from './http/routes/mgmt/index.js';
 import { v3Routes } from './http/routes/v3/index.js';
+import { serializerCompiler } from './schemas/serializer.js';
 import { validatorCompiler } from './schemas/validator.js';
 import { PARLEY_VERSION } from './version.js';
 
@@ -93,6 +94,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   const edgeChecks = options.without?.edgeChecks !== true;
   if (edgeChecks) installTextGuard(app);
   app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   // One hook before validation, on every request: the edge's text check of the path
   // parameters, query and headers; then a route with an optional body sees `{}` when none was
   // sent (required fields still fail).

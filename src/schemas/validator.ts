@@ -18,9 +18,28 @@ const strict = newAjv(false);
 /** Query strings, path params and headers arrive as text and are coerced to the schema's types. */
 const coercing = newAjv('array');
 
+/**
+ * A validator compiled when it first validates. Compiling a schema costs milliseconds (the ~150
+ * routes' and the import records' ~1 s of CPU together on a slow machine), paid by every process
+ * that loads the app: a server at its start, each CLI command, each test file. Compiled on first
+ * use, a route or record kind that a process never sees costs it nothing. `errors` is the
+ * compiled function's, as ajv sets it after each call.
+ */
+function compiledOnFirstUse(compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    compiled ??= compile();
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  }) as ValidateFunction;
+  validate.errors = null;
+  return validate;
+}
+
 /** Validates one record against a body schema: the rules of the REST path, for the import path too. */
 export function compileBodyValidator<T extends TSchema>(schema: T): ValidateFunction {
-  return strict.compile(schema);
+  return compiledOnFirstUse(() => strict.compile(schema));
 }
 
 /** Names of the array-typed properties of an object schema. */
@@ -37,8 +56,8 @@ function arrayProperties(schema: Record<string, any>): string[] {
  * before validation.
  */
 export function validatorCompiler({ schema, httpPart }: { schema: Record<string, any>; httpPart?: string }) {
-  if (httpPart === 'body') return strict.compile(schema);
-  const validate = coercing.compile(schema);
+  if (httpPart === 'body') return compiledOnFirstUse(() => strict.compile(schema));
+  const validate = compiledOnFirstUse(() => coercing.compile(schema));
   const lists = httpPart === 'querystring' ? arrayProperties(schema) : [];
   if (lists.length === 0) return validate;
   const wrapped = (data: Record<string, unknown> | null) => {
