@@ -4,10 +4,9 @@ import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { newDeployment, parseBanner, runCli, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
+import { CLI_ARGS, newDeployment, parseBanner, runCli, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
 import { seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
 
-const CLI = path.resolve('src/cli.ts');
 const T0 = 1_600_000_000;
 
 let deployment: Deployment;
@@ -53,7 +52,7 @@ function get(app: { appId: string; apiKey: string }, url: string): Promise<any> 
 
 /** Runs `parley import`; `onProgress` sees each records count it prints and may signal it. */
 function runImport(file: string, app: { url: string; apiKey: string }, extra: string[] = [], onProgress?: (done: number, kill: (signal: NodeJS.Signals) => void) => void) {
-  const args = ['--import', 'tsx', CLI, 'import', file, '--url', app.url, '--api-key', app.apiKey, '--ca', caFile, ...extra];
+  const args = [...CLI_ARGS, 'import', file, '--url', app.url, '--api-key', app.apiKey, '--ca', caFile, ...extra];
   const child = spawn(process.execPath, args, { env: { ...deployment.env, PARLEY_IMPORT_PROGRESS_MS: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {

@@ -4,7 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { createPostgresDatabase, TEST_ENGINE } from './db.js';
 
-const CLI = path.resolve('src/cli.ts');
+// The CLI as these tests run: compiled, when they run from the test build (scripts/run-tests.mjs:
+// no loader hook to pay for at each start), else the source through tsx.
+const COMPILED = import.meta.url.includes('/.build/');
+const CLI = path.resolve(COMPILED ? '.build/src/cli.js' : 'src/cli.ts');
+/** The node arguments that run `parley` (its arguments follow). */
+export const CLI_ARGS = COMPILED ? [CLI] : ['--import', 'tsx', CLI];
 
 export interface Deployment {
   env: NodeJS.ProcessEnv;
@@ -45,7 +50,7 @@ export interface CliResult {
 /** Runs `parley ARGS` to completion. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI_ARGS, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -76,7 +81,7 @@ export interface StartOptions {
 
 /** Starts `parley serve` and waits until it listens. */
 export function startServe(env: NodeJS.ProcessEnv, timeoutMs = 60_000, options: StartOptions = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CLI_ARGS, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let listening = false;
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

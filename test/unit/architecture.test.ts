@@ -8,8 +8,9 @@ import { cruise, type ICruiseResult, type IConfiguration } from 'dependency-crui
 // The architecture check (docs/architecture.md): the rules live in .dependency-cruiser.cjs
 // (import cycles, layers importing upward, SQL outside repositories/ and db/).
 
-const require = createRequire(import.meta.url);
-const config = require('../../.dependency-cruiser.cjs') as IConfiguration;
+// From the repository's root (the tests run from it, compiled into .build/ or not).
+const require = createRequire(path.resolve('package.json'));
+const config = require('./.dependency-cruiser.cjs') as IConfiguration;
 
 async function check(paths: string[]): Promise<ICruiseResult> {
   const result = await cruise(paths, { ruleSet: config, ...config.options, validate: true }, undefined, { tsConfig: { fileName: 'tsconfig.json' } } as never);
