@@ -301,6 +301,7 @@ export function createServices(
       timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
       allowPrivate: options.webhookAllowPrivate ?? false,
       userAgent: `Parley-Webhooks/${PARLEY_VERSION}`,
+      connectionsPerHost: DELIVERY_LIMITS.lanesPerWebhook,
     }),
     retry: options.webhookRetry ?? DEFAULT_RETRY_SCHEDULE,
     timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,

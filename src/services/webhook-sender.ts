@@ -13,9 +13,6 @@ export interface PostResult {
   error: string | null;
 }
 
-/** Connections to one host at once, and kept open between deliveries. */
-const DELIVERY_CONNECTIONS = 64;
-
 /** The most of an answer's body read (and thrown away) so its connection can be kept. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
@@ -29,11 +26,15 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 export class WebhookSender {
   private readonly agents: { http: http.Agent; https: https.Agent };
 
-  constructor(private readonly options: { timeoutMs: number; allowPrivate: boolean; userAgent: string }) {
+  /**
+   * `connectionsPerHost`: connections to one host at once, all kept open between deliveries. The
+   * composition root gives it a webhook's lanes at once (DELIVERY_LIMITS.lanesPerWebhook), as many
+   * as a round posts side by side: with fewer kept, each round closed and opened the rest again.
+   */
+  constructor(private readonly options: { timeoutMs: number; allowPrivate: boolean; userAgent: string; connectionsPerHost: number }) {
     const lookup = options.allowPrivate ? undefined : publicOnlyLookup;
-    // As many connections kept between rounds as a round opens (a webhook's 64 lanes post side by
-    // side): with fewer kept, each round closed and opened the rest again.
-    const agentOptions = { keepAlive: true, maxSockets: DELIVERY_CONNECTIONS, maxFreeSockets: DELIVERY_CONNECTIONS, ...(lookup ? { lookup } : {}) };
+    const connections = options.connectionsPerHost;
+    const agentOptions = { keepAlive: true, maxSockets: connections, maxFreeSockets: connections, ...(lookup ? { lookup } : {}) };
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
   }
 

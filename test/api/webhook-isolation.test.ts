@@ -30,7 +30,7 @@ before(async () => {
     webhooks: new WebhooksRepository(db),
     feed: t.services.eventFeed,
     payloads: t.services.eventPayloads,
-    sender: new WebhookSender({ timeoutMs: 30_000, allowPrivate: true, userAgent: 'test' }),
+    sender: new WebhookSender({ timeoutMs: 30_000, allowPrivate: true, userAgent: 'test', connectionsPerHost: 64 }),
     retry: DEFAULT_RETRY_SCHEDULE,
     timeoutMs: 30_000,
     limits: { ...DELIVERY_LIMITS, lanes: 4, lanesPerWebhook: 2 },

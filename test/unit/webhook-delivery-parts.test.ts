@@ -45,8 +45,8 @@ describe('the sender', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
-    const strict = new WebhookSender({ timeoutMs: 2_000, allowPrivate: false, userAgent: 'test' });
-    const open = new WebhookSender({ timeoutMs: 2_000, allowPrivate: true, userAgent: 'test' });
+    const strict = new WebhookSender({ timeoutMs: 2_000, allowPrivate: false, userAgent: 'test', connectionsPerHost: 64 });
+    const open = new WebhookSender({ timeoutMs: 2_000, allowPrivate: true, userAgent: 'test', connectionsPerHost: 64 });
     try {
       const byName = await strict.post(`https://localhost:${port}/hook`, '{}', {});
       assert.equal(byName.ok, false);
@@ -71,7 +71,7 @@ describe('the sender', () => {
   it('gives up on a receiver that does not answer within the timeout', async () => {
     const server = http.createServer(() => undefined);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const sender = new WebhookSender({ timeoutMs: 200, allowPrivate: true, userAgent: 'test' });
+    const sender = new WebhookSender({ timeoutMs: 200, allowPrivate: true, userAgent: 'test', connectionsPerHost: 64 });
     try {
       const result = await sender.post(`http://127.0.0.1:${(server.address() as { port: number }).port}/`, '{}', {});
       assert.deepEqual(result, { ok: false, status: null, error: 'no answer within 200 ms' });
