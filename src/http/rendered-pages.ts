@@ -13,8 +13,8 @@ interface Kept {
  * version is read from (see MessagesRepository.pageVersion). A page asked for again is still
  * checked against the database, by a statement of a few index lookups; only when nothing it
  * shows has changed is it answered from here, without being read, rendered or serialised again.
- * A page is written by messagePageJson (not the route schema's serializer).
  * So it is never stale, on any node. Bounded by total size, the least recently used going first.
+ * A page is written by messagePageJson (not the route schema's serializer).
  */
 export class RenderedPages {
   private readonly entries = new Map<string, Kept>();
