@@ -1,7 +1,11 @@
-// Copies the files tsc does not emit (SQL migrations) into dist/.
+// Copies the files tsc does not emit (SQL migrations) beside the compiled sources:
+// `node scripts/copy-assets.mjs [DIR]`, DIR being where src/ is compiled to (dist/ by default;
+// .build/src for the test build, see run-tests.mjs).
 import fs from 'node:fs';
+import path from 'node:path';
 
-fs.mkdirSync('dist/db/migrations', { recursive: true });
+const out = path.join(process.argv[2] ?? 'dist', 'db/migrations');
+fs.mkdirSync(out, { recursive: true });
 for (const file of fs.readdirSync('src/db/migrations')) {
-  if (file.endsWith('.sql')) fs.copyFileSync(`src/db/migrations/${file}`, `dist/db/migrations/${file}`);
+  if (file.endsWith('.sql')) fs.copyFileSync(path.join('src/db/migrations', file), path.join(out, file));
 }

@@ -43,11 +43,9 @@ function compile(fresh) {
 }
 compile(false);
 if (sources.some((file) => !fs.existsSync(compiled(file)))) compile(true);
-// What the code reads beside itself, as scripts/copy-assets.mjs copies it into dist/.
-fs.mkdirSync(path.join(BUILD, 'src/db/migrations'), { recursive: true });
-for (const file of fs.readdirSync('src/db/migrations')) {
-  if (file.endsWith('.sql')) fs.copyFileSync(path.join('src/db/migrations', file), path.join(BUILD, 'src/db/migrations', file));
-}
+// What the code reads beside itself: the migrations (as for dist/), and the package.json that
+// src/version.ts reads from the directory above src/.
+if (spawnSync(process.execPath, ['scripts/copy-assets.mjs', path.join(BUILD, 'src')], { stdio: 'inherit' }).status !== 0) process.exit(1);
 fs.copyFileSync('package.json', path.join(BUILD, 'package.json'));
 
 const engine = process.env.PARLEY_TEST_DB || 'pglite';
