@@ -7,6 +7,7 @@
 import type { Services } from './container.js';
 import type { RequestContext } from './domain/context.js';
 import { EVENT_ID_PATTERN, isTrigger } from './domain/events.js';
+import type { RenderedEvent } from './services/event-payloads.js';
 
 /** What the command needs from cli.ts: a context for an app, and its usage error. */
 interface CommandIo {
@@ -41,8 +42,11 @@ export async function eventsCommand(
   const unknown = triggers?.find((name) => !isTrigger(name));
   if (unknown !== undefined) throw io.usage(`--triggers names an unknown trigger: ${unknown}`);
   if (flags.after !== undefined && !new RegExp(EVENT_ID_PATTERN).test(flags.after)) throw io.usage('--after must be an event id.');
+  const send = (events: RenderedEvent[]) => {
+    for (const event of events) output(JSON.stringify({ id: event.id, ...event.payload }));
+  };
   const remove = await services.eventFeed.subscribe(
-    { appId: ctx.appId, ...(triggers?.length ? { triggers: new Set(triggers) } : {}), send: (event) => output(JSON.stringify({ id: event.id, ...event.payload })) },
+    { appId: ctx.appId, ...(triggers?.length ? { triggers: new Set(triggers) } : {}), send },
     flags.after,
     ctx.log,
   );

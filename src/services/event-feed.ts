@@ -8,12 +8,16 @@ const QUIET_MS = 1_000;
 /** Events read (and rendered) at a time: by a catch-up, and by the feed per app group. */
 const PAGE = 500;
 
-/** A reader of one app's events (a live stream): `send` gets them in id order, each once. */
+/**
+ * A reader of one app's events (a live stream): `send` gets them in id order, each once, those
+ * of one advance of the feed (or one page of a catch-up) in one call, so that a stream writes
+ * them to its socket at once.
+ */
 export interface Subscriber {
   appId: string;
   /** Only these triggers (all when absent). */
   triggers?: ReadonlySet<string>;
-  send(event: RenderedEvent): void;
+  send(events: RenderedEvent[]): void;
 }
 
 interface Subscription extends Subscriber {
@@ -171,11 +175,15 @@ export class EventFeed {
     while (apps.length > 0) {
       const rows = await this.deps.events.listBetween(apps, String(after), String(to), PAGE);
       if (rows.length === 0) return;
-      const rendered = await this.deps.payloads.render(rows);
+      const byApp = new Map<string, RenderedEvent[]>();
+      for (const event of await this.deps.payloads.render(rows)) {
+        const own = byApp.get(event.appId);
+        if (own) own.push(event);
+        else byApp.set(event.appId, [event]);
+      }
       for (const subscription of this.subscriptions) {
         if (!subscription.live || subscription.closed) continue;
-        const own = rendered.filter((event) => event.appId === subscription.appId);
-        this.deliver(subscription, own, rows);
+        this.deliver(subscription, byApp.get(subscription.appId) ?? [], rows);
       }
       after = BigInt(rows[rows.length - 1]!.id);
       if (rows.length < PAGE) return;
@@ -189,14 +197,16 @@ export class EventFeed {
 
   /** Hands `events` (rendered from `rows`) to the reader, in order, skipping what it had; its cursor moves past `rows`. */
   private deliver(subscription: Subscription, events: RenderedEvent[], rows: EventRow[]): void {
+    const sent: RenderedEvent[] = [];
     for (const event of events) {
       const id = BigInt(event.id);
       if (id <= subscription.cursor) continue;
-      if (!subscription.triggers || subscription.triggers.has(event.trigger)) subscription.send(event);
+      if (!subscription.triggers || subscription.triggers.has(event.trigger)) sent.push(event);
       subscription.cursor = id;
     }
     const last = rows[rows.length - 1];
     if (last && BigInt(last.id) > subscription.cursor) subscription.cursor = BigInt(last.id);
+    if (sent.length > 0) subscription.send(sent);
   }
 
   /** The safe id, once the feed has polled enough to know one. */
