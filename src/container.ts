@@ -305,7 +305,7 @@ export function createServices(
     }),
     retry: options.webhookRetry ?? DEFAULT_RETRY_SCHEDULE,
     timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
-    // 1,024 lanes at once per process, 64 per webhook: a slow endpoint holds only its share.
+    // 1,024 lanes at once per process, 128 per webhook: a slow endpoint holds only its share.
     limits: DELIVERY_LIMITS,
   });
   return { eventRetention, eventPayloads, eventFeed, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };

@@ -16,8 +16,13 @@ import type { WebhookSender } from './webhook-sender.js';
 export const DELIVERY_LIMITS = {
   /** Lanes (a webhook's conversations) being sent at once. */
   lanes: 1_024,
-  /** Lanes of one webhook at once: a slow endpoint holds at most these. */
-  lanesPerWebhook: 64,
+  /**
+   * Lanes of one webhook at once: a slow endpoint holds at most these. Also its connections (a
+   * round posts its lanes side by side), so a webhook gets at most this many deliveries per
+   * round trip of its endpoint. With 64, one webhook's deliveries at 1,000 events/s over 2,000
+   * conversations fell seconds behind (docs/performance.md).
+   */
+  lanesPerWebhook: 128,
   /** Deliveries one lane sends before it is given back. */
   perRound: 20,
   /** Events of one app read by one step of the fan-out. */
