@@ -37,6 +37,8 @@ export interface BuildAppOptions {
    * params, query and headers; `rateLimits`: the rate-limit hooks and headers.
    */
   without?: { edgeChecks?: true; rateLimits?: true };
+  /** The event feed's polling (tests of its wake-ups; see createServices). */
+  eventFeedPace?: { pollMs: number; idlePollMs: number };
 }
 
 /** Rate limits: production's for the classes not given (PARLEY_RATE_LIMITS); counted in memory without a Redis URL. */
@@ -48,6 +50,9 @@ export interface ParleyApp {
   /** Resolves true once no request handler is running (see trackInFlight), false on timeout. */
   drained(timeoutMs: number): Promise<boolean>;
 }
+
+/** The methods of requests that change something. */
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Builds the server without listening, so tests can inject requests. */
 export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
@@ -83,6 +88,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     eventRetentionMs: options.config.eventRetentionMs,
     webhookTimeoutMs: options.config.webhookTimeoutMs,
     webhookRetry: options.config.webhookRetry,
+    ...(options.eventFeedPace ? { eventFeedPace: options.eventFeedPace } : {}),
   });
   app.addHook('onClose', async () => {
     await services.webhookDispatcher.stop();
@@ -108,6 +114,12 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     done(null, payload);
+  });
+  // A write answered without an error has committed, and may have recorded events: the event
+  // feeds look at the log now instead of at their next poll (see EventSignals).
+  app.addHook('onResponse', (request, reply, done) => {
+    if (WRITES.has(request.method) && reply.statusCode < 400) services.eventSignals.committed(request.log);
+    done();
   });
   await installOpenApi(app, tenancy, PARLEY_VERSION);
 

@@ -15,9 +15,10 @@ import { AppsRepository } from './repositories/apps.repository.js';
 import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
 import { BlockedUsersRepository } from './repositories/blocked-users.repository.js';
 import { ConversationStatesRepository } from './repositories/conversation-states.repository.js';
-import { EventsRepository } from './repositories/events.repository.js';
+import { EVENT_CHANNEL, EventsRepository } from './repositories/events.repository.js';
 import { EventRetention } from './services/event-retention.js';
 import { EventFeed } from './services/event-feed.js';
+import { EventSignals } from './services/event-signals.js';
 import { EventPayloads } from './services/event-payloads.js';
 import { ConversationsRepository } from './repositories/message-store/conversations.repository.js';
 import { CredentialCache } from './repositories/credential-cache.js';
@@ -121,6 +122,8 @@ export function createServices(
     importMaxRecords?: number;
     rateLimits?: RateLimitOptions;
     eventRetentionMs?: number;
+    /** The event feed's polling (tests of its wake-ups): every pollMs while the log moves, idlePollMs once still. */
+    eventFeedPace?: { pollMs: number; idlePollMs: number };
   } = {},
 ) {
   const db = database.db;
@@ -284,9 +287,22 @@ export function createServices(
   });
   // The event log's readers: payloads as webhooks and the stream send them, and the feed of the
   // log to this process's live streams and webhook delivery (polled every 25 ms while the log moves,
-  // every 200 ms once it has been still for a second).
+  // every 200 ms once it has been still for a second, and at once when woken: by this process's
+  // answered writes, and on PostgreSQL by other processes' NOTIFY, at most one each per 100 ms).
   const eventPayloads = new EventPayloads({ messages: repositories.messages, history, region: config.region });
-  const eventFeed = new EventFeed({ events: repositories.events, payloads: eventPayloads, pollMs: 25, idlePollMs: 200 });
+  const listen = database.listen;
+  const eventFeed = new EventFeed({
+    events: repositories.events,
+    payloads: eventPayloads,
+    pollMs: options.eventFeedPace?.pollMs ?? 25,
+    idlePollMs: options.eventFeedPace?.idlePollMs ?? 200,
+    ...(listen ? { listen: (wake: () => void, log: Logger) => listen(EVENT_CHANNEL, wake, log) } : {}),
+  });
+  const eventSignals = new EventSignals({
+    feed: eventFeed,
+    ...(database.engine === 'postgres' ? { notify: () => repositories.events.signal() } : {}),
+    notifyEveryMs: 100,
+  });
   // The event log's cleanup (the server runs it every minute).
   const eventRetention = new EventRetention({ events: repositories.events, deliveries: webhookDeliveries, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
   // Webhook delivery (docs/webhooks.md): the fan-out of the feed's events to deliveries, and
@@ -308,7 +324,7 @@ export function createServices(
     // 1,024 lanes at once per process, 128 per webhook: a slow endpoint holds only its share.
     limits: DELIVERY_LIMITS,
   });
-  return { eventRetention, eventPayloads, eventFeed, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
+  return { eventRetention, eventPayloads, eventFeed, eventSignals, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
 }
 
 export type Services = ReturnType<typeof createServices>;

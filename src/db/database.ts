@@ -26,6 +26,13 @@ export interface Database {
   vacuumAnalyze(): Promise<void>;
   /** The embedded database only: a tarball of its data dir (a backup, or a test template). */
   dumpDataDir?(): Promise<Blob>;
+  /**
+   * PostgreSQL only: calls `onNotify` on each NOTIFY of `channel` (from any process), on a
+   * connection of its own, reconnecting after a loss (and calling `onNotify` then: a signal may
+   * have been missed). Answers the function that stops listening. (The embedded database is one
+   * process's alone: nothing else commits to it.)
+   */
+  listen?(channel: string, onNotify: () => void, log: Logger): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -84,6 +91,7 @@ async function openPostgres(options: { url: string; poolSize?: number; timeouts?
   return {
     engine: 'postgres',
     db,
+    listen: (channel, onNotify, log) => listenTo(options.url, channel, onNotify, log),
     noteBulkWrite() {},
     async vacuumAnalyze() {
       await sql`vacuum analyze`.execute(db);
@@ -91,6 +99,51 @@ async function openPostgres(options: { url: string; poolSize?: number; timeouts?
     async close() {
       await db.destroy();
     },
+  };
+}
+
+/** How long a lost LISTEN connection waits before connecting again. */
+const LISTEN_RETRY_MS = 1_000;
+
+/** Database.listen for PostgreSQL: one client of its own, outside the pool (a LISTEN holds its connection). */
+async function listenTo(url: string, channel: string, onNotify: () => void, log: Logger): Promise<() => Promise<void>> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a plain channel name: ${channel}`);
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const again = () => {
+    if (!stopped) retry = setTimeout(() => void connect(), LISTEN_RETRY_MS).unref();
+  };
+  const connect = async () => {
+    const candidate = new pg.Client({ connectionString: url });
+    candidate.on('notification', () => onNotify());
+    candidate.on('error', (error) => {
+      log.warn({ err: error }, `the LISTEN connection (${channel}) failed; connecting again`);
+      void candidate.end().catch(() => undefined);
+      if (client === candidate) {
+        client = undefined;
+        again();
+      }
+    });
+    try {
+      await candidate.connect();
+      await candidate.query(`listen ${channel}`);
+    } catch (error) {
+      log.warn({ err: error }, `could not LISTEN on ${channel}; trying again`);
+      await candidate.end().catch(() => undefined);
+      return again();
+    }
+    if (stopped) return void (await candidate.end().catch(() => undefined));
+    client = candidate;
+    onNotify();
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const last = client;
+    client = undefined;
+    await last?.end().catch(() => undefined);
   };
 }
 

@@ -16,6 +16,9 @@ export interface EventRow {
   created_at: Date;
 }
 
+/** The channel on which a process that committed events tells the others (see signal). */
+export const EVENT_CHANNEL = 'parley_events';
+
 /**
  * The event log: the events of changes other than stored messages (those are recorded by the
  * message store: repositories/message-store/message-events.ts), always inside the change's
@@ -33,6 +36,15 @@ export class EventsRepository {
       select ${appId}, r.trigger, r.conversation_id, r.data
       from json_to_recordset(${records}::json) as r (n int, trigger text, conversation_id text, data json)
       order by r.n`.execute(tx);
+  }
+
+  /**
+   * Tells other processes' feeds (listening on EVENT_CHANNEL) that events may have been
+   * committed, in a statement of its own: a NOTIFY inside the change's transaction would hold
+   * PostgreSQL's notification lock through its commit, serialising every such commit.
+   */
+  async signal(tx: Executor = this.db): Promise<void> {
+    await sql`select pg_notify(${EVENT_CHANNEL}, '')`.execute(tx);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Logger } from '../domain/context.js';
+import { silentLogger, type Logger } from '../domain/context.js';
 import type { EventRow, EventsRepository } from '../repositories/events.repository.js';
 import type { EventPayloads, RenderedEvent } from './event-payloads.js';
 
@@ -54,13 +54,30 @@ export class EventFeed {
   private lastSeen: string | undefined;
   private readonly waiters: Array<() => void> = [];
   private readonly advanceListeners: Array<(safeId: bigint) => void> = [];
+  private intervalMs = 25;
+  /** Woken while a poll ran: the polls after it come at the active pace. */
+  private woken = false;
+  private unlisten: Promise<() => Promise<void>> | undefined;
+  private log: Logger = silentLogger;
 
   /**
    * `pollMs`: how often the log is read while the feed runs (from its first reader until the app
    * closes) and the log moves; `idlePollMs`: how often once it has not moved for a second (an
    * idle server then reads it a few times a second, not forty).
    */
-  constructor(private readonly deps: { events: EventsRepository; payloads: EventPayloads; pollMs: number; idlePollMs: number }) {}
+  /**
+   * `listen`, where other processes can signal a commit (PostgreSQL's LISTEN): called while the
+   * feed runs with a function that wakes it; answers the function that stops listening.
+   */
+  constructor(
+    private readonly deps: {
+      events: EventsRepository;
+      payloads: EventPayloads;
+      pollMs: number;
+      idlePollMs: number;
+      listen?: (wake: () => void, log: Logger) => Promise<() => Promise<void>>;
+    },
+  ) {}
 
   /** The highest id of the log that can be handed out now, once known. */
   get safeId(): bigint | undefined {
@@ -74,20 +91,56 @@ export class EventFeed {
 
   /**
    * Polls every `intervalMs`, or every `idlePollMs` once the log has been still for a second (a
-   * failed poll is logged and tried again); started by the first reader.
+   * failed poll is logged and tried again); started by the first reader. Woken (see wake), it
+   * polls at once and at `intervalMs` again.
    */
   start(intervalMs: number, log: Logger): void {
     if (this.running) return;
     this.running = true;
-    const tick = async () => {
-      this.polling = this.poll().catch((error: unknown) => log.warn({ err: error }, 'the event feed could not read the log'));
-      await this.polling;
-      this.polling = undefined;
-      if (!this.running) return;
-      this.timer = setTimeout(tick, this.quietPolls >= Math.ceil(QUIET_MS / intervalMs) ? this.deps.idlePollMs : intervalMs);
-      this.timer.unref();
-    };
-    void tick();
+    this.intervalMs = intervalMs;
+    this.log = log;
+    this.unlisten = this.deps.listen?.(() => this.wake(), log).catch((error: unknown) => {
+      log.warn({ err: error }, 'the event feed could not listen for other processes’ commits; it polls');
+      return async () => undefined;
+    });
+    void this.tick();
+  }
+
+  /**
+   * A commit may have added events (this process answered a write, or another process signalled
+   * one): an idle feed polls at once, and at its active pace again. The log stays the source;
+   * a wake only shortens the wait for the next poll (after a quiet spell, up to `idlePollMs`).
+   */
+  wake(): void {
+    if (!this.running) return;
+    const idle = this.quietPolls >= this.quietAfter();
+    // At the active pace for a second again (the polls that follow see later commits).
+    this.quietPolls = 0;
+    if (this.polling) {
+      this.woken = true;
+      return;
+    }
+    if (!idle) return;
+    clearTimeout(this.timer);
+    void this.tick();
+  }
+
+  /** Polls in a row that found the log still, after which the feed polls at its idle pace. */
+  private quietAfter(): number {
+    return Math.ceil(QUIET_MS / this.intervalMs);
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = undefined;
+    this.polling = this.poll().catch((error: unknown) => this.log.warn({ err: error }, 'the event feed could not read the log'));
+    await this.polling;
+    this.polling = undefined;
+    // Woken while it ran: the poll may have read the log before the commit that woke it.
+    if (this.woken) this.quietPolls = 0;
+    this.woken = false;
+    if (!this.running || this.timer !== undefined) return;
+    this.timer = setTimeout(() => void this.tick(), this.quietPolls >= this.quietAfter() ? this.deps.idlePollMs : this.intervalMs);
+    this.timer.unref();
   }
 
   async stop(): Promise<void> {
@@ -95,6 +148,9 @@ export class EventFeed {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.polling;
+    const unlisten = await this.unlisten;
+    this.unlisten = undefined;
+    await unlisten?.();
     for (const subscription of this.subscriptions) subscription.closed = true;
     this.subscriptions.clear();
   }

@@ -236,6 +236,32 @@ describe('a stream and the shutdown', () => {
   });
 });
 
+/** The feed's pace in the tests of its wake-ups: once still for a second, it would not poll again for ten minutes. */
+const ASLEEP = { pollMs: 25, idlePollMs: 600_000 };
+const quietSpell = () => new Promise((resolve) => setTimeout(resolve, 1_500));
+
+describe('waking the feed', () => {
+  it('streams an event committed after a quiet spell at once, not at the next idle poll', async () => {
+    const quiet = await createTestApp({ eventFeedPace: ASLEEP });
+    try {
+      await quiet.app.listen({ port: 0, host: '127.0.0.1' });
+      const stream = await openStream(quiet.appA, { port: (quiet.app.server.address() as { port: number }).port });
+      try {
+        const [alice, bob] = await newUids(quiet, quiet.appA, 2);
+        await quietSpell();
+        const sent = await quiet.call(quiet.appA, '/v3/messages', { method: 'POST', onBehalfOf: alice!, body: { receiver: bob!, receiverType: 'user', data: { text: 'after a quiet spell' } } });
+        assert.equal(sent.statusCode, 200, sent.body);
+        const [event] = await stream.waitFor(1);
+        assert.equal(event!.data.data.message.id, body(sent).data.id);
+      } finally {
+        stream.close();
+      }
+    } finally {
+      await quiet.close();
+    }
+  });
+});
+
 describe('the live event stream across processes', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only: PGlite is one process' }, () => {
   it('streams on one node what another node committed', async () => {
     // A second node: its own pool and app on the same database.
@@ -250,6 +276,29 @@ describe('the live event stream across processes', { skip: TEST_ENGINE !== 'post
       try {
         const [alice, bob] = await newUids(t, t.appA, 2);
         const sent = await send(t.appA, alice!, bob!, 'from the first node');
+        const [event] = await stream.waitFor(1);
+        assert.equal(event!.data.data.message.id, sent.id);
+      } finally {
+        stream.close();
+      }
+    } finally {
+      await other?.app.close();
+      await database?.close();
+    }
+  });
+
+  it('streams on a quiet node, woken by NOTIFY, what another node committed', async () => {
+    let database: Database | undefined;
+    let other: ParleyApp | undefined;
+    try {
+      database = await openDatabase({ engine: 'postgres', url: t.url!, poolSize: 2, log: silentLogger });
+      other = await buildApp({ config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024 }, database, eventFeedPace: ASLEEP });
+      await other.app.listen({ port: 0, host: '127.0.0.1' });
+      const stream = await openStream(t.appA, { port: (other.app.server.address() as { port: number }).port });
+      try {
+        const [alice, bob] = await newUids(t, t.appA, 2);
+        await quietSpell();
+        const sent = await send(t.appA, alice!, bob!, 'woken from the first node');
         const [event] = await stream.waitFor(1);
         assert.equal(event!.data.data.message.id, sent.id);
       } finally {

@@ -48,16 +48,19 @@ export function hostOf(app: { appId: string }, region = TEST_REGION): string {
 export type TestConfig = Partial<Pick<Config, 'domain' | 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookRetry' | 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'redisUrl' | 'redisKeyPrefix'>> & {
   rateLimits?: Partial<RateLimits>;
   clock?: () => number;
+  /** The event feed's polling (see createServices). */
+  eventFeedPace?: { pollMs: number; idlePollMs: number };
 };
 
 export async function createTestApp(options: TestConfig = {}, databaseOptions: TestDatabaseOptions = {}): Promise<TestApp> {
   const testDb = await createTestDatabase(databaseOptions);
-  const { clock, ...config } = options;
+  const { clock, eventFeedPace, ...config } = options;
   const { app, services } = await buildApp({
     // Webhooks may call loopback receivers in tests (PARLEY_WEBHOOK_ALLOW_PRIVATE=1) unless a test says otherwise.
     config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024, webhookAllowPrivate: true, ...config },
     database: testDb.database,
     clock,
+    ...(eventFeedPace ? { eventFeedPace } : {}),
     logger: process.env.PARLEY_TEST_LOG ? { level: process.env.PARLEY_TEST_LOG } : false,
   });
   const newApp = (name: string) => services.apps.create({ appId: '', requestId: 'test', log: silentLogger }, { name });
