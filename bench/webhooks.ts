@@ -23,6 +23,8 @@
 // 4. SSE fan-out: 1,000 readers of GET /v3/events?triggers=message_sent, sends paced at 100/s for
 //    5 s; per event and stream, arrival minus the send's answer (p50/p99 over all), whether every
 //    stream saw every event, the server's RSS and CPU.
+// 5. After a quiet spell: 20 sends, each 1.5 s after the last (bench/lib/quiet-latency.ts); per
+//    message, arrival minus the send's answer: the wait the feed's idle pace would add.
 //
 // Statistics: PostgreSQL on these machines runs with autovacuum off, and every bench database
 // starts with empty webhook tables, so their statements are planned without statistics as they
@@ -38,6 +40,7 @@ import { runLoad } from './lib/load.js';
 import { postgresCpuMeter, startServerProcess, type ServerHandle } from './lib/processes.js';
 import { sendScenarios } from './lib/send-load.js';
 import { burst, call, now, paced, PAIRS, waitForArrivals, type PacedResult, type Parley } from './lib/webhook-sends.js';
+import { quietLatency, type QuietLatencyResult } from './lib/quiet-latency.js';
 import type { ReceiverReport } from './webhook-receiver.js';
 
 const USERS = 10_000;
@@ -106,6 +109,8 @@ export interface WebhooksResult {
   /** Commit to receiver at 1,000 sends/s (target p99 ≤ 250 ms), as is and analysed. */
   latency?: { asIs: LatencyResult; analysed: LatencyResult };
   sse?: SseResult;
+  /** Commit to receiver for sends that each follow a quiet spell. */
+  quiet?: QuietLatencyResult;
 }
 
 export type LatencyResult = PacedResult & { arrived: number; p50Ms: number; p99Ms: number; maxMs: number };
@@ -361,6 +366,13 @@ export async function webhooksBench(options: Options): Promise<WebhooksResult> {
           `${l.arrived} of ${l.answered} arrived (send p50 ${l.sendP50Ms} ms, p99 ${l.sendP99Ms} ms${l.failed ? `, ${l.failed} sends failed` : ''})`,
       );
     }
+    result.quiet = await options.withPostgresDatabase(async (url) => {
+      await call(receiver.info.port, '/_reset');
+      const server = await startParley(url, receiver.info.url);
+      return quietLatency(server, receiver.info.port).finally(() => server.stop());
+    });
+    const q = result.quiet;
+    options.log(`webhooks: commit-to-receiver latency of ${q.sends} sends each after ${q.pauseMs} ms of quiet: p50 ${q.p50Ms} ms, max ${q.maxMs} ms; ${q.arrived} of ${q.sends} arrived`);
     result.sse = await sseFanOut(options);
     const s = result.sse;
     options.log(
