@@ -262,51 +262,43 @@ describe('waking the feed', () => {
   });
 });
 
+/**
+ * A second node (its own pool and app on the same database, its feed at `pace`) holds a
+ * stream; the first node commits a send (after a quiet spell, when asked): the stream gets it.
+ */
+async function streamedOnOtherNode(text: string, options: { pace?: typeof ASLEEP; quietFirst?: boolean } = {}): Promise<void> {
+  let database: Database | undefined;
+  let other: ParleyApp | undefined;
+  try {
+    database = await openDatabase({ engine: 'postgres', url: t.url!, poolSize: 2, log: silentLogger });
+    other = await buildApp({
+      config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024 },
+      database,
+      ...(options.pace ? { eventFeedPace: options.pace } : {}),
+    });
+    await other.app.listen({ port: 0, host: '127.0.0.1' });
+    const stream = await openStream(t.appA, { port: (other.app.server.address() as { port: number }).port });
+    try {
+      const [alice, bob] = await newUids(t, t.appA, 2);
+      if (options.quietFirst) await quietSpell();
+      const sent = await send(t.appA, alice!, bob!, text);
+      const [event] = await stream.waitFor(1);
+      assert.equal(event!.data.data.message.id, sent.id);
+    } finally {
+      stream.close();
+    }
+  } finally {
+    await other?.app.close();
+    await database?.close();
+  }
+}
+
 describe('the live event stream across processes', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only: PGlite is one process' }, () => {
   it('streams on one node what another node committed', async () => {
-    // A second node: its own pool and app on the same database.
-    let database: Database | undefined;
-    let other: ParleyApp | undefined;
-    try {
-      database = await openDatabase({ engine: 'postgres', url: t.url!, poolSize: 2, log: silentLogger });
-      other = await buildApp({ config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024 }, database });
-      await other.app.listen({ port: 0, host: '127.0.0.1' });
-      const otherPort = (other.app.server.address() as { port: number }).port;
-      const stream = await openStream(t.appA, { port: otherPort });
-      try {
-        const [alice, bob] = await newUids(t, t.appA, 2);
-        const sent = await send(t.appA, alice!, bob!, 'from the first node');
-        const [event] = await stream.waitFor(1);
-        assert.equal(event!.data.data.message.id, sent.id);
-      } finally {
-        stream.close();
-      }
-    } finally {
-      await other?.app.close();
-      await database?.close();
-    }
+    await streamedOnOtherNode('from the first node');
   });
 
   it('streams on a quiet node, woken by NOTIFY, what another node committed', async () => {
-    let database: Database | undefined;
-    let other: ParleyApp | undefined;
-    try {
-      database = await openDatabase({ engine: 'postgres', url: t.url!, poolSize: 2, log: silentLogger });
-      other = await buildApp({ config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024 }, database, eventFeedPace: ASLEEP });
-      await other.app.listen({ port: 0, host: '127.0.0.1' });
-      const stream = await openStream(t.appA, { port: (other.app.server.address() as { port: number }).port });
-      try {
-        const [alice, bob] = await newUids(t, t.appA, 2);
-        await quietSpell();
-        const sent = await send(t.appA, alice!, bob!, 'woken from the first node');
-        const [event] = await stream.waitFor(1);
-        assert.equal(event!.data.data.message.id, sent.id);
-      } finally {
-        stream.close();
-      }
-    } finally {
-      await other?.app.close();
-      await database?.close();
-    }
+    await streamedOnOtherNode('woken from the first node', { pace: ASLEEP, quietFirst: true });
   });
 });
