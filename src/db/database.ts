@@ -115,7 +115,8 @@ async function listenTo(url: string, channel: string, onNotify: () => void, log:
     if (!stopped) retry = setTimeout(() => void connect(), LISTEN_RETRY_MS).unref();
   };
   const connect = async () => {
-    const candidate = new pg.Client({ connectionString: url });
+    // Bounded, so a stop never waits on an unreachable server; TCP keep-alive finds a dead peer.
+    const candidate = new pg.Client({ connectionString: url, connectionTimeoutMillis: LISTEN_RETRY_MS * 5, keepAlive: true });
     candidate.on('notification', () => onNotify());
     candidate.on('error', (error) => {
       log.warn({ err: error }, `the LISTEN connection (${channel}) failed; connecting again`);
