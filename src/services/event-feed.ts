@@ -57,19 +57,15 @@ export class EventFeed {
   private intervalMs = 25;
   /** Polls still to come at once after a wake from idle (see wake). */
   private quickPolls = 0;
-  /** Woken while a poll ran: the polls after it come at the active pace. */
-  private woken = false;
   private unlisten: Promise<() => Promise<void>> | undefined;
   private log: Logger = silentLogger;
 
   /**
    * `pollMs`: how often the log is read while the feed runs (from its first reader until the app
    * closes) and the log moves; `idlePollMs`: how often once it has not moved for a second (an
-   * idle server then reads it a few times a second, not forty).
-   */
-  /**
-   * `listen`, where other processes can signal a commit (PostgreSQL's LISTEN): called while the
-   * feed runs with a function that wakes it; answers the function that stops listening.
+   * idle server then reads it a few times a second, not forty). `listen`, where other processes
+   * can signal a commit (PostgreSQL's LISTEN): called while the feed runs with a function that
+   * wakes it; answers the function that stops listening.
    */
   constructor(
     private readonly deps: {
@@ -116,13 +112,10 @@ export class EventFeed {
   wake(): void {
     if (!this.running) return;
     const idle = this.quietPolls >= this.quietAfter();
-    // At the active pace for a second again (the polls that follow see later commits).
+    // At the active pace for a second again (the polls that follow see later commits). A poll
+    // running now counts from here, so the next comes at the active pace too.
     this.quietPolls = 0;
-    if (this.polling) {
-      this.woken = true;
-      return;
-    }
-    if (!idle) return;
+    if (this.polling || !idle) return;
     // From idle, the poll after the next one comes at once too: on a quiet database two polls
     // make an event safe (none running at the second), so it goes out in a few milliseconds
     // instead of one active interval later. (Only from idle: an active feed keeps its pace.)
@@ -141,9 +134,6 @@ export class EventFeed {
     this.polling = this.poll().catch((error: unknown) => this.log.warn({ err: error }, 'the event feed could not read the log'));
     await this.polling;
     this.polling = undefined;
-    // Woken while it ran: the poll may have read the log before the commit that woke it.
-    if (this.woken) this.quietPolls = 0;
-    this.woken = false;
     if (!this.running || this.timer !== undefined) return;
     const pace = this.quickPolls > 0 ? 0 : this.quietPolls >= this.quietAfter() ? this.deps.idlePollMs : this.intervalMs;
     if (this.quickPolls > 0) this.quickPolls--;
