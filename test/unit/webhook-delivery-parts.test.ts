@@ -1,6 +1,7 @@
 /**
  * The parts of webhook delivery that need no database (docs/webhooks.md): the retry schedule,
- * the signature, and the sender's refusal of non-public addresses at connect time.
+ * the signature, and the sender: its refusal of non-public addresses at connect time, its
+ * timeout, URL credentials, redirects.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -75,6 +76,31 @@ describe('the sender', () => {
     try {
       const result = await sender.post(`http://127.0.0.1:${(server.address() as { port: number }).port}/`, '{}', {});
       assert.deepEqual(result, { ok: false, status: null, error: 'no answer within 200 ms' });
+    } finally {
+      sender.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+  it('sends credentials in the URL as Basic auth unless given its own, follows no redirect, and reads the status of an answer with a body', async () => {
+    const seen: Array<{ url: string; authorization: string | undefined }> = [];
+    const server = http.createServer((req, res) => {
+      seen.push({ url: req.url!, authorization: req.headers.authorization });
+      if (req.url === '/moved') return res.writeHead(302, { location: '/hook' }).end();
+      res.writeHead(503).end('x'.repeat(100_000));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const sender = new WebhookSender({ timeoutMs: 2_000, allowPrivate: true, userAgent: 'test', connectionsPerHost: 2 });
+    try {
+      assert.deepEqual(await sender.post(`http://ann:p%40ss@127.0.0.1:${port}/hook?x=1`, '{}', {}), { ok: false, status: 503, error: 'answered HTTP 503' });
+      await sender.post(`http://ann:p%40ss@127.0.0.1:${port}/hook`, '{}', { authorization: 'Basic b3duOm93bg==' });
+      assert.deepEqual(await sender.post(`http://127.0.0.1:${port}/moved`, '{}', {}), { ok: false, status: 302, error: 'answered HTTP 302' });
+      assert.deepEqual(seen, [
+        { url: '/hook?x=1', authorization: `Basic ${Buffer.from('ann:p@ss').toString('base64')}` },
+        { url: '/hook', authorization: 'Basic b3duOm93bg==' },
+        { url: '/moved', authorization: undefined },
+      ]);
     } finally {
       sender.close();
       server.closeAllConnections();
