@@ -20,6 +20,8 @@ export type JsonColumns<Row> = { readonly [K in keyof Row]-?: JsonColumn };
 export interface JsonRowCodec<Row> {
   /** `json_build_array(<alias>.<column>, ...)`, in the order of the columns. */
   select(alias: string): RawBuilder<unknown>;
+  /** The same as text, for a statement written as text (see sql-text.ts). */
+  selectText(alias: string): string;
   /** One array built by `select`, as a row. */
   read(values: unknown[]): Row;
 }
@@ -28,20 +30,30 @@ export function jsonRowCodec<Row>(columns: JsonColumns<Row>): JsonRowCodec<Row> 
   const entries = Object.entries(columns) as Array<[string, JsonColumn]>;
   for (const [name] of entries) if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain column name: ${name}`);
   // Built once: the statement text per alias, and a reader that builds each row as one literal.
+  const texts = new Map<string, string>();
   const selects = new Map<string, RawBuilder<unknown>>();
+  const selectText = (alias: string): string => {
+    let text = texts.get(alias);
+    if (text === undefined) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(alias)) throw new Error(`not a plain alias: ${alias}`);
+      const values = entries.map(([name, kind]) => `"${alias}"."${name}"${kind === 'bigint' ? '::text' : ''}`);
+      text = `json_build_array(${values.join(', ')})`;
+      texts.set(alias, text);
+    }
+    return text;
+  };
   const fields = entries.map(([name, kind], i) => `${name}: ${kind === 'timestamp' ? `timestamp(v[${i}])` : `v[${i}]`}`);
   const build = new Function('timestamp', `return (v) => ({ ${fields.join(', ')} });`) as (timestamp: (value: unknown) => unknown) => (values: unknown[]) => Row;
   return {
     select(alias) {
-      if (!/^[a-z_][a-z0-9_]*$/.test(alias)) throw new Error(`not a plain alias: ${alias}`);
       let select = selects.get(alias);
       if (!select) {
-        const values = entries.map(([name, kind]) => `"${alias}"."${name}"${kind === 'bigint' ? '::text' : ''}`);
-        select = sql.raw(`json_build_array(${values.join(', ')})`);
+        select = sql.raw(selectText(alias));
         selects.set(alias, select);
       }
       return select;
     },
+    selectText,
     read: build((value) => (typeof value === 'string' ? parseTimestamptz(value) : value)),
   };
 }

@@ -1,10 +1,11 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { GroupRow } from './groups.repository.js';
 import { GROUP_ROW, MESSAGE_ROW, STATE_ROW, type ConversationStateRow, type MessageRow } from './row-codecs.js';
 import type { ReactionCount } from './reactions.repository.js';
 import { escapeLike } from './sql-helpers.js';
+import { SqlParams } from './sql-text.js';
 import { USER_ROW, type UserRow } from './users.repository.js';
 
 /** What a message list keeps; every field narrows it. */
@@ -136,11 +137,28 @@ export class MessagePagesRepository {
     reads: PageReads,
     tx: Executor = this.db,
   ): Promise<{ page: MessagePage; versioned?: PageVersion }> {
-    const viewer = reads.viewer ?? null;
-    const mine = reads.viewer === undefined ? sql`false` : sql`bool_or(r.uid = ${reads.viewer})`;
+    // Written as text (see sql-text.ts): every value below goes in through `p`.
+    const p = new SqlParams();
+    const app = p.param(appId);
+    // A parameter only where the text uses it: PostgreSQL cannot type one it never sees.
+    let viewerParam: string | undefined;
+    const viewer = () => (viewerParam ??= p.typed(reads.viewer ?? null, 'text'));
     const conversation = reads.conversation;
+    const page = pageQuery(p, app, filter, cursor);
+    const asked = `array(select unnest(${p.typed(reads.uids ?? [], 'text[]')}) union select sender from page
+                     union select receiver from page where receiver_type = 'user' union select unnest(mentioned_uids) from page) as uids,
+               array(select unnest(${p.typed(reads.guids ?? [], 'text[]')}) union select receiver from page where receiver_type = 'group') as guids`;
+    // A 1:1 message's receipts are its receiver's; a group message's the viewer's.
+    const states = conversation
+      ? statesOf(p, app, conversation)
+      : `(select s.* from conversation_states s
+          where s.app_id = ${app} and (s.uid, s.conversation_id) in (
+            select case when receiver_type = 'user' then receiver else ${viewer()} end, conversation_id from page))`;
+    const membership = membershipOf(p, app, reads.membership);
+    const version = conversation ? versionOf(p, app, conversation, 'asked.uids', 'asked.guids', reads.membership) : 'null';
+    const mine = reads.viewer === undefined ? 'false' : `bool_or(r.uid = ${viewer()})`;
     type Arrays = unknown[][] | null;
-    const result = await sql<{
+    const [row] = await p.rows<{
       uids: string[];
       guids: string[];
       version: string | null;
@@ -151,58 +169,48 @@ export class MessagePagesRepository {
       states: Arrays;
       is_member: boolean;
       is_banned: boolean;
-    }>`
-      with page as ${this.pageQuery(appId, filter, cursor, tx)},
-      asked as (
-        select array(select unnest(${reads.uids ?? []}::text[]) union select sender from page
-                     union select receiver from page where receiver_type = 'user' union select unnest(mentioned_uids) from page) as uids,
-               array(select unnest(${reads.guids ?? []}::text[]) union select receiver from page where receiver_type = 'group') as guids
-      ), u as (
-        select u.* from users u where u.app_id = ${appId} and u.uid = any((select uids from asked)::text[])
+    }>(
+      tx,
+      `with page as (${page}),
+      asked as (select ${asked}),
+      u as (
+        select u.* from users u where u.app_id = ${app} and u.uid = any((select uids from asked)::text[])
       ), g as (
-        select g.* from groups g where g.app_id = ${appId} and g.guid = any((select guids from asked)::text[])
+        select g.* from groups g where g.app_id = ${app} and g.guid = any((select guids from asked)::text[])
       ), r as (
         select r.message_id, r.reaction, r.uid, r.id from message_reactions r
-        where r.app_id = ${appId} and r.message_id = any(array(select id from page))
-      ), s as ${
-        conversation
-          ? statesOf(appId, conversation)
-          : // A 1:1 message's receipts are its receiver's; a group message's the viewer's.
-            sql`(select s.* from conversation_states s
-                 where s.app_id = ${appId} and (s.uid, s.conversation_id) in (
-                   select case when receiver_type = 'user' then receiver else ${viewer}::text end, conversation_id from page))`
-      }, m as ${membershipOf(appId, reads.membership)}
-      select asked.uids, asked.guids, m.is_member, m.is_banned,
-        ${conversation ? versionOf(appId, conversation, sql`asked.uids`, sql`asked.guids`, reads.membership) : sql`null`} as version,
-        (select json_agg(${MESSAGE_ROW.select('p')} order by p.id) from page p) as messages,
-        (select json_agg(${USER_ROW.select('u')}) from u) as users,
-        (select json_agg(${GROUP_ROW.select('g')}) from g) as groups,
+        where r.app_id = ${app} and r.message_id = any(array(select id from page))
+      ), s as ${states}, m as ${membership}
+      select asked.uids, asked.guids, m.is_member, m.is_banned, ${version} as version,
+        (select json_agg(${MESSAGE_ROW.selectText('p')} order by p.id) from page p) as messages,
+        (select json_agg(${USER_ROW.selectText('u')}) from u) as users,
+        (select json_agg(${GROUP_ROW.selectText('g')}) from g) as groups,
         (select json_agg(json_build_array(c.message_id::text, c.reaction, c.count, c.mine) order by c.message_id, c.first)
          from (select r.message_id, r.reaction, count(*) as count, ${mine} as mine, min(r.id) as first
                from r group by r.message_id, r.reaction) c) as reactions,
-        (select json_agg(${STATE_ROW.select('s')}) from s) as states
-      from asked, m`.execute(tx);
-    const row = result.rows[0]!;
+        (select json_agg(${STATE_ROW.selectText('s')}) from s) as states
+      from asked, m`,
+    );
     const reactions = new Map<string, ReactionCount[]>();
-    for (const [id, reaction, count, mine] of row.reactions ?? []) {
+    for (const [id, reaction, count, mine] of row!.reactions ?? []) {
       const list = reactions.get(id) ?? [];
       list.push({ reaction, count: Number(count), reactedByMe: mine === true });
       reactions.set(id, list);
     }
-    const page: MessagePage = {
-      rows: (row.messages ?? []).map(MESSAGE_ROW.read),
-      users: (row.users ?? []).map(USER_ROW.read),
-      groups: (row.groups ?? []).map(GROUP_ROW.read),
+    const read: MessagePage = {
+      rows: (row!.messages ?? []).map(MESSAGE_ROW.read),
+      users: (row!.users ?? []).map(USER_ROW.read),
+      groups: (row!.groups ?? []).map(GROUP_ROW.read),
       reactions,
-      states: (row.states ?? []).map(STATE_ROW.read),
-      isMember: row.is_member,
-      isBanned: row.is_banned,
+      states: (row!.states ?? []).map(STATE_ROW.read),
+      isMember: row!.is_member,
+      isBanned: row!.is_banned,
     };
-    if (!conversation) return { page };
-    const check: PageCheck = { conversation, uids: row.uids, guids: row.guids };
+    if (!conversation) return { page: read };
+    const check: PageCheck = { conversation, uids: row!.uids, guids: row!.guids };
     if (reads.membership) check.membership = reads.membership;
     // page_version always answers for a conversation's page.
-    return { page, versioned: { version: row.version!, check } };
+    return { page: read, versioned: { version: row!.version!, check } };
   }
 
   /**
@@ -242,117 +250,94 @@ export class MessagePagesRepository {
     for (const row of result.rows) versions[row.n] = row.version;
     return versions;
   }
+}
 
-  /**
-   * The query of one keyset page (see readPage): newest first for `prepend`, oldest first for
-   * `append`.
-   */
-  private pageQuery(appId: string, filter: MessageFilter, cursor: MessageCursor, tx: Executor) {
-    let query = tx
-      .selectFrom('messages')
-      .selectAll()
-      .where('app_id', '=', appId);
-    if (filter.conversationId !== undefined) query = query.where('conversation_id', '=', filter.conversationId);
-    if (filter.conversationIn !== undefined) {
-      query = filter.conversationIn.length === 0 ? query.where(sql<boolean>`false`) : query.where('conversation_id', 'in', filter.conversationIn);
-    }
-    if (filter.visibleTo !== undefined) {
-      const uid = filter.visibleTo;
-      query = query.where((eb) =>
-        eb.or([
-          eb.and([
-            eb('receiver_type', '=', 'user'),
-            eb('conversation_id', 'in', eb.selectFrom('user_conversations').select('conversation_id').where('app_id', '=', appId).where('uid', '=', uid)),
-          ]),
-          eb.and([
-            eb('receiver_type', '=', 'group'),
-            eb('receiver', 'in', eb.selectFrom('group_members').select('guid').where('app_id', '=', appId).where('uid', '=', uid)),
-          ]),
-        ]),
-      );
-    }
-    if (filter.receiverType) query = query.where('receiver_type', '=', filter.receiverType);
-    if (filter.categories?.length) query = query.where('category', 'in', filter.categories);
-    if (filter.types?.length) query = query.where('type', 'in', filter.types);
-    if (filter.senders?.length) query = query.where('sender', 'in', filter.senders);
-    if (filter.tags?.length) query = query.where(sql<boolean>`tags && ${sql.val(filter.tags)}::text[]`);
-    if (filter.sentAfter) query = query.where('sent_at', '>', filter.sentAfter);
-    if (filter.sentBefore) query = query.where('sent_at', '<', filter.sentBefore);
-    if (filter.sentFrom) query = query.where('sent_at', '>=', filter.sentFrom);
-    if (filter.sentTo) query = query.where('sent_at', '<=', filter.sentTo);
-    if (filter.hideReplies) query = query.where('parent_id', 'is', null);
-    if (filter.deleted === 'hide') query = query.where('deleted_at', 'is', null);
-    if (filter.deleted === 'only') query = query.where('deleted_at', 'is not', null);
-    if (filter.searchKey) query = query.where(sql<boolean>`(data->>'text') ilike ${`%${escapeLike(filter.searchKey)}%`}`);
-    if (filter.hasAttachments !== undefined) {
-      const media = sql<boolean>`(category = 'message' and type in ('image', 'video', 'audio', 'file'))`;
-      query = query.where(media, '=', filter.hasAttachments);
-    }
-    if (filter.mediaTypes?.length) query = query.where('category', '=', 'message').where('type', 'in', filter.mediaTypes);
-    if (filter.hasMentions !== undefined) {
-      query = query.where(sql<boolean>`(cardinality(mentioned_uids) > 0)`, '=', filter.hasMentions);
-    }
-    if (filter.mentioning?.length) query = query.where(sql<boolean>`mentioned_uids && ${sql.val(filter.mentioning)}::text[]`);
-    if (filter.hasLinks !== undefined) {
-      query = query.where(sql<boolean>`coalesce((data->>'text') ~* ${LINK}, false)`, '=', filter.hasLinks);
-    }
-    if (filter.hideSendersBlockedBy !== undefined) {
-      const uid = filter.hideSendersBlockedBy;
-      query = query.where('sender', 'not in', (eb) =>
-        eb.selectFrom('blocked_users').select('blocked_uid').where('app_id', '=', appId).where('uid', '=', uid),
-      );
-    }
-    if (filter.hasReactions !== undefined) {
-      const reacted = sql<boolean>`exists (select 1 from message_reactions r where r.app_id = ${appId} and r.message_id = messages.id)`;
-      query = query.where(reacted, '=', filter.hasReactions);
-    }
-    // Marks of conversation_states (0007): in one conversation's history, its state read once;
-    // across conversations, each row's.
-    const conversation = filter.conversationId === undefined ? sql`messages.conversation_id` : sql`${filter.conversationId}`;
-    const afterMark = (uid: string, marks: Array<'cleared' | 'read' | 'delivered'>) =>
-      sql<boolean>`messages.id > coalesce((select greatest(${sql.join(marks.map((mark) => sql`coalesce(s.${sql.ref(`${mark}_message_id`)}, 0)`))}) from conversation_states s where s.app_id = ${appId} and s.uid = ${uid} and s.conversation_id = ${conversation}), 0)`;
-    if (filter.clearedFor !== undefined) query = query.where(afterMark(filter.clearedFor, ['cleared']));
-    if (filter.unreadBy !== undefined) query = query.where('sender', '<>', filter.unreadBy).where(afterMark(filter.unreadBy, ['cleared', 'read']));
-    if (filter.undeliveredBy !== undefined) {
-      query = query.where('sender', '<>', filter.undeliveredBy).where(afterMark(filter.undeliveredBy, ['cleared', 'delivered']));
-    }
-    // The limit as a literal (a validated integer, 1 to 1,000): with a parameter there, the
-    // prepared statement's generic plan is costed for a tenth of the table, so PostgreSQL would
-    // plan every call anew (~0.4 ms) instead of reusing one plan.
-    if (!Number.isSafeInteger(cursor.limit)) throw new Error(`not an integer limit: ${cursor.limit}`);
-    const limit = sql.lit(cursor.limit);
-    if (cursor.affix === 'append') {
-      if (cursor.id !== undefined) query = query.where('id', '>', cursor.id as never);
-      return query.orderBy('id', 'asc').limit(limit);
-    }
-    if (cursor.id !== undefined) query = query.where('id', '<', cursor.id as never);
-    return query.orderBy('id', 'desc').limit(limit);
+/**
+ * The query of one keyset page (see readPage), as text with its values in `p`: newest first
+ * for `prepend`, oldest first for `append`. `app` is the app id's parameter.
+ */
+function pageQuery(p: SqlParams, app: string, filter: MessageFilter, cursor: MessageCursor): string {
+  const where = [`messages.app_id = ${app}`];
+  const any = (values: readonly string[]) => `any(${p.typed(values, 'text[]')})`;
+  if (filter.conversationId !== undefined) where.push(`messages.conversation_id = ${p.param(filter.conversationId)}`);
+  if (filter.conversationIn !== undefined) {
+    where.push(filter.conversationIn.length === 0 ? 'false' : `messages.conversation_id = ${any(filter.conversationIn)}`);
   }
+  if (filter.visibleTo !== undefined) {
+    const uid = p.param(filter.visibleTo);
+    where.push(`((messages.receiver_type = 'user' and messages.conversation_id in (
+                    select conversation_id from user_conversations where app_id = ${app} and uid = ${uid}))
+                 or (messages.receiver_type = 'group' and messages.receiver in (
+                    select guid from group_members where app_id = ${app} and uid = ${uid})))`);
+  }
+  if (filter.receiverType) where.push(`messages.receiver_type = ${p.param(filter.receiverType)}`);
+  if (filter.categories?.length) where.push(`messages.category = ${any(filter.categories)}`);
+  if (filter.types?.length) where.push(`messages.type = ${any(filter.types)}`);
+  if (filter.senders?.length) where.push(`messages.sender = ${any(filter.senders)}`);
+  if (filter.tags?.length) where.push(`messages.tags && ${p.typed(filter.tags, 'text[]')}`);
+  if (filter.sentAfter) where.push(`messages.sent_at > ${p.param(filter.sentAfter)}`);
+  if (filter.sentBefore) where.push(`messages.sent_at < ${p.param(filter.sentBefore)}`);
+  if (filter.sentFrom) where.push(`messages.sent_at >= ${p.param(filter.sentFrom)}`);
+  if (filter.sentTo) where.push(`messages.sent_at <= ${p.param(filter.sentTo)}`);
+  if (filter.hideReplies) where.push('messages.parent_id is null');
+  if (filter.deleted === 'hide') where.push('messages.deleted_at is null');
+  if (filter.deleted === 'only') where.push('messages.deleted_at is not null');
+  if (filter.searchKey) where.push(`(messages.data->>'text') ilike ${p.typed(`%${escapeLike(filter.searchKey)}%`, 'text')}`);
+  if (filter.hasAttachments !== undefined) {
+    where.push(`(messages.category = 'message' and messages.type in ('image', 'video', 'audio', 'file')) = ${p.typed(filter.hasAttachments, 'boolean')}`);
+  }
+  if (filter.mediaTypes?.length) where.push(`messages.category = 'message' and messages.type = ${any(filter.mediaTypes)}`);
+  if (filter.hasMentions !== undefined) where.push(`(cardinality(messages.mentioned_uids) > 0) = ${p.typed(filter.hasMentions, 'boolean')}`);
+  if (filter.mentioning?.length) where.push(`messages.mentioned_uids && ${p.typed(filter.mentioning, 'text[]')}`);
+  if (filter.hasLinks !== undefined) {
+    where.push(`coalesce((messages.data->>'text') ~* ${p.typed(LINK, 'text')}, false) = ${p.typed(filter.hasLinks, 'boolean')}`);
+  }
+  if (filter.hideSendersBlockedBy !== undefined) {
+    where.push(`messages.sender not in (select blocked_uid from blocked_users where app_id = ${app} and uid = ${p.param(filter.hideSendersBlockedBy)})`);
+  }
+  if (filter.hasReactions !== undefined) {
+    where.push(`exists (select 1 from message_reactions r where r.app_id = ${app} and r.message_id = messages.id) = ${p.typed(filter.hasReactions, 'boolean')}`);
+  }
+  // Marks of conversation_states (0007): in one conversation's history, its state read once;
+  // across conversations, each row's.
+  // (A parameter only where the text uses it: PostgreSQL cannot type one it never sees.)
+  let conversationParam: string | undefined;
+  const conversation = () =>
+    filter.conversationId === undefined ? 'messages.conversation_id' : (conversationParam ??= p.typed(filter.conversationId, 'text'));
+  const afterMark = (uid: string, marks: Array<'cleared' | 'read' | 'delivered'>) =>
+    `messages.id > coalesce((select greatest(${marks.map((mark) => `coalesce(s.${mark}_message_id, 0)`).join(', ')}) from conversation_states s
+                             where s.app_id = ${app} and s.uid = ${p.param(uid)} and s.conversation_id = ${conversation()}), 0)`;
+  if (filter.clearedFor !== undefined) where.push(afterMark(filter.clearedFor, ['cleared']));
+  if (filter.unreadBy !== undefined) where.push(`messages.sender <> ${p.param(filter.unreadBy)}`, afterMark(filter.unreadBy, ['cleared', 'read']));
+  if (filter.undeliveredBy !== undefined) {
+    where.push(`messages.sender <> ${p.param(filter.undeliveredBy)}`, afterMark(filter.undeliveredBy, ['cleared', 'delivered']));
+  }
+  // The limit as a literal (a validated integer, 1 to 1,000): with a parameter there, the
+  // prepared statement's generic plan is costed for a tenth of the table, so PostgreSQL would
+  // plan every call anew (~0.4 ms) instead of reusing one plan.
+  if (!Number.isSafeInteger(cursor.limit)) throw new Error(`not an integer limit: ${cursor.limit}`);
+  const append = cursor.affix === 'append';
+  if (cursor.id !== undefined) where.push(`messages.id ${append ? '>' : '<'} ${p.typed(cursor.id, 'bigint')}`);
+  return `select * from messages where ${where.join(' and ')} order by messages.id ${append ? 'asc' : 'desc'} limit ${cursor.limit}`;
 }
 
 /** The conversation states a conversation's page shows: its stateUids' (CTE `s` of readPage). */
-function statesOf(appId: string, conversation: PageConversation) {
-  return sql`(select s.* from conversation_states s
-              where s.app_id = ${appId} and s.uid = any(${conversation.stateUids}::text[]) and s.conversation_id = ${conversation.id})`;
+function statesOf(p: SqlParams, app: string, conversation: PageConversation): string {
+  return `(select s.* from conversation_states s
+           where s.app_id = ${app} and s.uid = any(${p.typed(conversation.stateUids, 'text[]')}) and s.conversation_id = ${p.param(conversation.id)})`;
 }
 
 /** Whether the membership's user is a member of its group, and banned from it (CTE `m`). */
-function membershipOf(appId: string, membership: { uid: string; guid: string } | undefined) {
-  return membership
-    ? sql`(select exists (select 1 from group_members m where m.app_id = ${appId} and m.guid = ${membership.guid} and m.uid = ${membership.uid}) as is_member,
-                  exists (select 1 from group_bans b where b.app_id = ${appId} and b.guid = ${membership.guid} and b.uid = ${membership.uid}) as is_banned)`
-    : sql`(select false as is_member, false as is_banned)`;
+function membershipOf(p: SqlParams, app: string, membership: { uid: string; guid: string } | undefined): string {
+  if (!membership) return '(select false as is_member, false as is_banned)';
+  const guid = p.param(membership.guid);
+  const uid = p.param(membership.uid);
+  return `(select exists (select 1 from group_members m where m.app_id = ${app} and m.guid = ${guid} and m.uid = ${uid}) as is_member,
+                  exists (select 1 from group_bans b where b.app_id = ${app} and b.guid = ${guid} and b.uid = ${uid}) as is_banned)`;
 }
 
-/** A conversation page's version (the function page_version of migration 0009): one definition for readPage and pageVersion. */
-function versionOf(
-  appId: string,
-  conversation: PageConversation,
-  uids: RawBuilder<unknown>,
-  guids: RawBuilder<unknown>,
-  membership: { uid: string; guid: string } | undefined,
-) {
-  return sql<string>`page_version(${appId}, ${conversation.id}, ${uids}, ${guids}, ${conversation.stateUids}::text[],
-                                  ${membership?.uid ?? null}::text, ${membership?.guid ?? null}::text)`;
+/** A conversation page's version (the function page_version of migration 0009), read in readPage's statement. */
+function versionOf(p: SqlParams, app: string, conversation: PageConversation, uids: string, guids: string, membership: { uid: string; guid: string } | undefined): string {
+  return `page_version(${app}, ${p.typed(conversation.id, 'text')}, ${uids}, ${guids}, ${p.typed(conversation.stateUids, 'text[]')},
+                       ${p.typed(membership?.uid ?? null, 'text')}, ${p.typed(membership?.guid ?? null, 'text')})`;
 }
-
