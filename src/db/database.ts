@@ -102,8 +102,20 @@ async function openPostgres(options: { url: string; poolSize?: number; timeouts?
   };
 }
 
-/** How long a lost LISTEN connection waits before connecting again. */
+/** How long a lost LISTEN connection waits before its first try to connect again; each failed try doubles it. */
 const LISTEN_RETRY_MS = 1_000;
+/** The longest wait between tries (the feed polls meanwhile: a missed signal only delays a wake). */
+const LISTEN_RETRY_MAX_MS = 30_000;
+
+/**
+ * After `failures` failed tries in a row (the lost connection counts as the first): how long to
+ * wait before the next, and how loudly to log the failure. An outage is logged once as a warning
+ * (the first failure), its further tries at debug level, and its end once (see listenTo).
+ */
+export function listenRetry(failures: number): { delayMs: number; level: 'warn' | 'debug' } {
+  const delayMs = Math.min(LISTEN_RETRY_MAX_MS, LISTEN_RETRY_MS * 2 ** Math.min(Math.max(0, failures - 1), 16));
+  return { delayMs, level: failures <= 1 ? 'warn' : 'debug' };
+}
 
 /** Database.listen for PostgreSQL: one client of its own, outside the pool (a LISTEN holds its connection). */
 async function listenTo(url: string, channel: string, onNotify: () => void, log: Logger): Promise<() => Promise<void>> {
@@ -111,30 +123,35 @@ async function listenTo(url: string, channel: string, onNotify: () => void, log:
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
-  const again = () => {
-    if (!stopped) retry = setTimeout(() => void connect(), LISTEN_RETRY_MS).unref();
+  /** Failed tries since the connection last stood. */
+  let failures = 0;
+  const failed = (error: unknown, what: string) => {
+    failures++;
+    const { delayMs, level } = listenRetry(failures);
+    log[level]({ err: error, failures, retryInMs: delayMs }, `${what}; trying again (less often while it fails)`);
+    if (!stopped) retry = setTimeout(() => void connect(), delayMs).unref();
   };
   const connect = async () => {
     // Bounded, so a stop never waits on an unreachable server; TCP keep-alive finds a dead peer.
     const candidate = new pg.Client({ connectionString: url, connectionTimeoutMillis: LISTEN_RETRY_MS * 5, keepAlive: true });
     candidate.on('notification', () => onNotify());
     candidate.on('error', (error) => {
-      log.warn({ err: error }, `the LISTEN connection (${channel}) failed; connecting again`);
       void candidate.end().catch(() => undefined);
       if (client === candidate) {
         client = undefined;
-        again();
+        failed(error, `the LISTEN connection (${channel}) failed`);
       }
     });
     try {
       await candidate.connect();
       await candidate.query(`listen ${channel}`);
     } catch (error) {
-      log.warn({ err: error }, `could not LISTEN on ${channel}; trying again`);
       await candidate.end().catch(() => undefined);
-      return again();
+      return failed(error, `could not LISTEN on ${channel}`);
     }
     if (stopped) return void (await candidate.end().catch(() => undefined));
+    if (failures > 0) log.info({ failures }, `listening on ${channel} again`);
+    failures = 0;
     client = candidate;
     onNotify();
   };
