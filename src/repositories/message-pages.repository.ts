@@ -144,7 +144,7 @@ export class MessagePagesRepository {
     let viewerParam: string | undefined;
     const viewer = () => (viewerParam ??= p.typed(reads.viewer ?? null, 'text'));
     const conversation = reads.conversation;
-    const page = pageQuery(p, app, filter, cursor);
+    const pageText = pageQuery(p, app, filter, cursor);
     const asked = `array(select unnest(${p.typed(reads.uids ?? [], 'text[]')}) union select sender from page
                      union select receiver from page where receiver_type = 'user' union select unnest(mentioned_uids) from page) as uids,
                array(select unnest(${p.typed(reads.guids ?? [], 'text[]')}) union select receiver from page where receiver_type = 'group') as guids`;
@@ -158,7 +158,7 @@ export class MessagePagesRepository {
     const version = conversation ? versionOf(p, app, conversation, 'asked.uids', 'asked.guids', reads.membership) : 'null';
     const mine = reads.viewer === undefined ? 'false' : `bool_or(r.uid = ${viewer()})`;
     type Arrays = unknown[][] | null;
-    const [row] = await p.rows<{
+    const rows = await p.rows<{
       uids: string[];
       guids: string[];
       version: string | null;
@@ -171,7 +171,7 @@ export class MessagePagesRepository {
       is_banned: boolean;
     }>(
       tx,
-      `with page as (${page}),
+      `with page as (${pageText}),
       asked as (select ${asked}),
       u as (
         select u.* from users u where u.app_id = ${app} and u.uid = any((select uids from asked)::text[])
@@ -194,26 +194,27 @@ export class MessagePagesRepository {
         (select json_agg(${STATE_ROW.selectText('s')}) from s) as states
       from asked, m`,
     );
+    const row = rows[0]!;
     const reactions = new Map<string, ReactionCount[]>();
-    for (const [id, reaction, count, mine] of row!.reactions ?? []) {
+    for (const [id, reaction, count, mine] of row.reactions ?? []) {
       const list = reactions.get(id) ?? [];
       list.push({ reaction, count: Number(count), reactedByMe: mine === true });
       reactions.set(id, list);
     }
-    const read: MessagePage = {
-      rows: (row!.messages ?? []).map(MESSAGE_ROW.read),
-      users: (row!.users ?? []).map(USER_ROW.read),
-      groups: (row!.groups ?? []).map(GROUP_ROW.read),
+    const page: MessagePage = {
+      rows: (row.messages ?? []).map(MESSAGE_ROW.read),
+      users: (row.users ?? []).map(USER_ROW.read),
+      groups: (row.groups ?? []).map(GROUP_ROW.read),
       reactions,
-      states: (row!.states ?? []).map(STATE_ROW.read),
-      isMember: row!.is_member,
-      isBanned: row!.is_banned,
+      states: (row.states ?? []).map(STATE_ROW.read),
+      isMember: row.is_member,
+      isBanned: row.is_banned,
     };
-    if (!conversation) return { page: read };
-    const check: PageCheck = { conversation, uids: row!.uids, guids: row!.guids };
+    if (!conversation) return { page };
+    const check: PageCheck = { conversation, uids: row.uids, guids: row.guids };
     if (reads.membership) check.membership = reads.membership;
     // page_version always answers for a conversation's page.
-    return { page: read, versioned: { version: row!.version!, check } };
+    return { page, versioned: { version: row.version!, check } };
   }
 
   /**
