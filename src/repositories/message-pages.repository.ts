@@ -140,9 +140,7 @@ export class MessagePagesRepository {
     // Written as text (see sql-text.ts): every value below goes in through `p`.
     const p = new SqlParams();
     const app = p.param(appId);
-    // A parameter only where the text uses it: PostgreSQL cannot type one it never sees.
-    let viewerParam: string | undefined;
-    const viewer = () => (viewerParam ??= p.typed(reads.viewer ?? null, 'text'));
+    const viewer = p.shared(reads.viewer ?? null, 'text');
     const conversation = reads.conversation;
     const pageText = pageQuery(p, app, filter, cursor);
     const asked = `array(select unnest(${p.typed(reads.uids ?? [], 'text[]')}) union select sender from page
@@ -263,7 +261,8 @@ export class MessagePagesRepository {
 function pageQuery(p: SqlParams, app: string, filter: MessageFilter, cursor: MessageCursor): string {
   const where = [`messages.app_id = ${app}`];
   const any = (values: readonly string[]) => `any(${p.typed(values, 'text[]')})`;
-  if (filter.conversationId !== undefined) where.push(`messages.conversation_id = ${p.param(filter.conversationId)}`);
+  const conversationId = filter.conversationId === undefined ? undefined : p.shared(filter.conversationId, 'text');
+  if (conversationId) where.push(`messages.conversation_id = ${conversationId()}`);
   if (filter.conversationIn !== undefined) {
     where.push(filter.conversationIn.length === 0 ? 'false' : `messages.conversation_id = ${any(filter.conversationIn)}`);
   }
@@ -304,10 +303,7 @@ function pageQuery(p: SqlParams, app: string, filter: MessageFilter, cursor: Mes
   }
   // Marks of conversation_states (0007): in one conversation's history, its state read once;
   // across conversations, each row's.
-  // (A parameter only where the text uses it: PostgreSQL cannot type one it never sees.)
-  let conversationParam: string | undefined;
-  const conversation = () =>
-    filter.conversationId === undefined ? 'messages.conversation_id' : (conversationParam ??= p.typed(filter.conversationId, 'text'));
+  const conversation = conversationId ?? (() => 'messages.conversation_id');
   const afterMark = (uid: string, marks: Array<'cleared' | 'read' | 'delivered'>) =>
     `messages.id > coalesce((select greatest(${marks.map((mark) => `coalesce(s.${mark}_message_id, 0)`).join(', ')}) from conversation_states s
                              where s.app_id = ${app} and s.uid = ${p.param(uid)} and s.conversation_id = ${conversation()}), 0)`;

@@ -21,6 +21,15 @@ export class SqlParams {
     return `${this.param(value)}::${type}`;
   }
 
+  /**
+   * `typed` for a value the text may use several times, or not at all: the parameter is added
+   * at its first use and reused after, since PostgreSQL cannot type a parameter it never sees.
+   */
+  shared(value: unknown, type: string): () => string {
+    let ref: string | undefined;
+    return () => (ref ??= this.typed(value, type));
+  }
+
   /** Runs `text` (written with these parameters) as one statement, through the executor's driver. */
   async rows<Row>(tx: Executor, text: string): Promise<Row[]> {
     return (await tx.executeQuery<Row>(CompiledQuery.raw(text, this.values))).rows;
