@@ -302,6 +302,16 @@ export class WebhookDeliveriesRepository {
     return Number(result.rows[0]!.n);
   }
 
+  /**
+   * Refreshes the planner's statistics of the queue's tables (see TableStatistics) and answers
+   * how many deliveries the log holds, as the analysis estimates it.
+   */
+  async analyze(tx: Executor = this.db): Promise<number> {
+    await sql`analyze webhook_deliveries, webhook_lanes`.execute(tx);
+    const result = await sql<{ n: number }>`select reltuples::float8 as n from pg_class where oid = 'webhook_deliveries'::regclass`.execute(tx);
+    return Math.max(0, Number(result.rows[0]?.n ?? 0));
+  }
+
   /** Whether any app has, or had, a webhook (its events are fanned out). */
   async anyCursor(tx: Executor = this.db): Promise<boolean> {
     return (await tx.selectFrom('webhook_cursors').select('app_id').limit(1).execute()).length > 0;

@@ -10,6 +10,7 @@ import type { AttemptOutcome, PendingDelivery, WebhookDeliveriesRepository } fro
 import type { WebhookRow, WebhooksRepository } from '../repositories/webhooks.repository.js';
 import type { EventFeed } from './event-feed.js';
 import type { EventPayloads, RenderedEvent } from './event-payloads.js';
+import type { TableStatistics } from './table-statistics.js';
 import type { WebhookSender } from './webhook-sender.js';
 
 /** How much one process does at once (docs/webhooks.md). */
@@ -74,6 +75,8 @@ export class WebhookDispatcher {
       sender: WebhookSender;
       retry: RetrySchedule;
       timeoutMs: number;
+      /** Told of every delivery the fan-out makes: keeps the queue's statistics current. */
+      statistics?: TableStatistics;
       /** How much it does at once (DELIVERY_LIMITS unless given). */
       limits?: typeof DELIVERY_LIMITS;
     },
@@ -129,6 +132,7 @@ export class WebhookDispatcher {
     await this.fanOut.idle();
     await this.claimRound.idle();
     await Promise.all(this.running);
+    await this.deps.statistics?.idle();
     this.deps.sender.close();
   }
 
@@ -139,7 +143,10 @@ export class WebhookDispatcher {
       if (safe === undefined) return;
       for (;;) {
         const step = await this.deps.deliveries.fanOut(String(safe), this.limits.fanOutPerApp);
-        if (step.deliveries > 0) this.claimRound();
+        if (step.deliveries > 0) {
+          this.claimRound();
+          this.deps.statistics?.noteWritten(step.deliveries, this.log);
+        }
         if (!step.more || this.stopped) return;
       }
     },
