@@ -108,6 +108,20 @@ export interface MessagePage {
   isBanned: boolean;
 }
 
+/** One page to read (readPage's arguments). */
+export interface PageRead {
+  appId: string;
+  filter: MessageFilter;
+  cursor: MessageCursor;
+  reads: PageReads;
+}
+
+/** A page read, and its version when it is a page of one conversation. */
+export interface PageResult {
+  page: MessagePage;
+  versioned?: PageVersion;
+}
+
 const LINK = '(https?://|www\\.)[^[:space:]]';
 
 /**
@@ -130,89 +144,32 @@ export class MessagePagesRepository {
    * A page of one conversation (`reads.conversation`) also answers its version, read in the same
    * snapshot, and what it was read from: see pageVersion.
    */
-  async readPage(
-    appId: string,
-    filter: MessageFilter,
-    cursor: MessageCursor,
-    reads: PageReads,
-    tx: Executor = this.db,
-  ): Promise<{ page: MessagePage; versioned?: PageVersion }> {
-    // Written as text (see sql-text.ts): every value below goes in through `p`.
-    const p = new SqlParams();
-    const app = p.param(appId);
-    const viewer = p.shared(reads.viewer ?? null, 'text');
-    const conversation = reads.conversation;
-    const pageText = pageQuery(p, app, filter, cursor);
-    const asked = `array(select unnest(${p.typed(reads.uids ?? [], 'text[]')}) union select sender from page
-                     union select receiver from page where receiver_type = 'user' union select unnest(mentioned_uids) from page) as uids,
-               array(select unnest(${p.typed(reads.guids ?? [], 'text[]')}) union select receiver from page where receiver_type = 'group') as guids`;
-    // A 1:1 message's receipts are its receiver's; a group message's the viewer's.
-    const states = conversation
-      ? statesOf(p, app, conversation)
-      : `(select s.* from conversation_states s
-          where s.app_id = ${app} and (s.uid, s.conversation_id) in (
-            select case when receiver_type = 'user' then receiver else ${viewer()} end, conversation_id from page))`;
-    const membership = membershipOf(p, app, reads.membership);
-    const version = conversation ? versionOf(p, app, conversation, 'asked.uids', 'asked.guids', reads.membership) : 'null';
-    const mine = reads.viewer === undefined ? 'false' : `bool_or(r.uid = ${viewer()})`;
-    type Arrays = unknown[][] | null;
-    const rows = await p.rows<{
-      uids: string[];
-      guids: string[];
-      version: string | null;
-      messages: Arrays;
-      users: Arrays;
-      groups: Arrays;
-      reactions: Array<[string, string, number, boolean]> | null;
-      states: Arrays;
-      is_member: boolean;
-      is_banned: boolean;
-    }>(
-      tx,
-      `with page as (${pageText}),
-      asked as (select ${asked}),
-      u as (
-        select u.* from users u where u.app_id = ${app} and u.uid = any((select uids from asked)::text[])
-      ), g as (
-        -- Gated on the list (a one-time filter): a 1:1 page names no group, and with a small
-        -- table the generic plan reads it whole for none (~100 µs of a 700-group app's page).
-        select g.* from groups g
-        where cardinality((select guids from asked)) > 0 and g.app_id = ${app} and g.guid = any((select guids from asked)::text[])
-      ), r as (
-        select r.message_id, r.reaction, r.uid, r.id from message_reactions r
-        where r.app_id = ${app} and r.message_id = any(array(select id from page))
-      ), s as ${states}, m as ${membership}
-      select asked.uids, asked.guids, m.is_member, m.is_banned, ${version} as version,
-        (select json_agg(${MESSAGE_ROW.selectText('p')} order by p.id) from page p) as messages,
-        (select json_agg(${USER_ROW.selectText('u')}) from u) as users,
-        (select json_agg(${GROUP_ROW.selectText('g')}) from g) as groups,
-        (select json_agg(json_build_array(c.message_id::text, c.reaction, c.count, c.mine) order by c.message_id, c.first)
-         from (select r.message_id, r.reaction, count(*) as count, ${mine} as mine, min(r.id) as first
-               from r group by r.message_id, r.reaction) c) as reactions,
-        (select json_agg(${STATE_ROW.selectText('s')}) from s) as states
-      from asked, m`,
+  async readPage(appId: string, filter: MessageFilter, cursor: MessageCursor, reads: PageReads, tx: Executor = this.db): Promise<PageResult> {
+    return (await this.readPages([{ appId, filter, cursor, reads }], tx))[0]!;
+  }
+
+  /**
+   * Many pages, of any apps, each as readPage reads it: the form that concurrent page reads are
+   * coalesced into (container.ts). Pages of the same shape (the same filters, limit and reads)
+   * are read by one statement (SqlParams.rowsOfEach), pages of different shapes side by side.
+   */
+  async readPages(items: readonly PageRead[], tx: Executor = this.db): Promise<PageResult[]> {
+    const shapes = new Map<string, Array<{ n: number; statement: PageStatement }>>();
+    items.forEach((item, n) => {
+      const statement = pageStatement(item);
+      const key = `${statement.params.signature}\u0000${statement.text}`;
+      const same = shapes.get(key);
+      if (same) same.push({ n, statement });
+      else shapes.set(key, [{ n, statement }]);
+    });
+    const results = new Array<PageResult>(items.length);
+    await Promise.all(
+      [...shapes.values()].map(async (same) => {
+        const rows = await SqlParams.rowsOfEach<PageRow>(tx, same[0]!.statement.text, same.map((s) => s.statement.params));
+        same.forEach(({ n }, i) => (results[n] = pageResult(items[n]!.reads, rows[i]![0]!)));
+      }),
     );
-    const row = rows[0]!;
-    const reactions = new Map<string, ReactionCount[]>();
-    for (const [id, reaction, count, mine] of row.reactions ?? []) {
-      const list = reactions.get(id) ?? [];
-      list.push({ reaction, count: Number(count), reactedByMe: mine === true });
-      reactions.set(id, list);
-    }
-    const page: MessagePage = {
-      rows: (row.messages ?? []).map(MESSAGE_ROW.read),
-      users: (row.users ?? []).map(USER_ROW.read),
-      groups: (row.groups ?? []).map(GROUP_ROW.read),
-      reactions,
-      states: (row.states ?? []).map(STATE_ROW.read),
-      isMember: row.is_member,
-      isBanned: row.is_banned,
-    };
-    if (!conversation) return { page };
-    const check: PageCheck = { conversation, uids: row.uids, guids: row.guids };
-    if (reads.membership) check.membership = reads.membership;
-    // page_version always answers for a conversation's page.
-    return { page, versioned: { version: row.version!, check } };
+    return results;
   }
 
   /**
@@ -252,6 +209,95 @@ export class MessagePagesRepository {
     for (const row of result.rows) versions[row.n] = row.version;
     return versions;
   }
+}
+
+/** One page's statement: its text and its parameters. */
+interface PageStatement {
+  text: string;
+  params: SqlParams;
+}
+
+/** What a page's statement answers (one row). */
+interface PageRow {
+  uids: string[];
+  guids: string[];
+  version: string | null;
+  messages: unknown[][] | null;
+  users: unknown[][] | null;
+  groups: unknown[][] | null;
+  reactions: Array<[string, string, number, boolean]> | null;
+  states: unknown[][] | null;
+  is_member: boolean;
+  is_banned: boolean;
+}
+
+/** The statement of readPage, as text with its values in its parameters (see sql-text.ts). */
+function pageStatement({ appId, filter, cursor, reads }: PageRead): PageStatement {
+  const p = new SqlParams();
+  const app = p.param(appId);
+  const viewer = p.shared(reads.viewer ?? null, 'text');
+  const conversation = reads.conversation;
+  const pageText = pageQuery(p, app, filter, cursor);
+  const asked = `array(select unnest(${p.typed(reads.uids ?? [], 'text[]')}) union select sender from page
+                   union select receiver from page where receiver_type = 'user' union select unnest(mentioned_uids) from page) as uids,
+             array(select unnest(${p.typed(reads.guids ?? [], 'text[]')}) union select receiver from page where receiver_type = 'group') as guids`;
+  // A 1:1 message's receipts are its receiver's; a group message's the viewer's.
+  const states = conversation
+    ? statesOf(p, app, conversation)
+    : `(select s.* from conversation_states s
+        where s.app_id = ${app} and (s.uid, s.conversation_id) in (
+          select case when receiver_type = 'user' then receiver else ${viewer()} end, conversation_id from page))`;
+  const membership = membershipOf(p, app, reads.membership);
+  const version = conversation ? versionOf(p, app, conversation, 'asked.uids', 'asked.guids', reads.membership) : 'null';
+  const mine = reads.viewer === undefined ? 'false' : `bool_or(r.uid = ${viewer()})`;
+  const text = `with page as (${pageText}),
+    asked as (select ${asked}),
+    u as (
+      select u.* from users u where u.app_id = ${app} and u.uid = any((select uids from asked)::text[])
+    ), g as (
+      -- Gated on the list (a one-time filter): a 1:1 page names no group, and with a small
+      -- table the generic plan reads it whole for none (~100 µs of a 700-group app's page).
+      select g.* from groups g
+      where cardinality((select guids from asked)) > 0 and g.app_id = ${app} and g.guid = any((select guids from asked)::text[])
+    ), r as (
+      select r.message_id, r.reaction, r.uid, r.id from message_reactions r
+      where r.app_id = ${app} and r.message_id = any(array(select id from page))
+    ), s as ${states}, m as ${membership}
+    select asked.uids, asked.guids, m.is_member, m.is_banned, ${version} as version,
+      (select json_agg(${MESSAGE_ROW.selectText('p')} order by p.id) from page p) as messages,
+      (select json_agg(${USER_ROW.selectText('u')}) from u) as users,
+      (select json_agg(${GROUP_ROW.selectText('g')}) from g) as groups,
+      (select json_agg(json_build_array(c.message_id::text, c.reaction, c.count, c.mine) order by c.message_id, c.first)
+       from (select r.message_id, r.reaction, count(*) as count, ${mine} as mine, min(r.id) as first
+             from r group by r.message_id, r.reaction) c) as reactions,
+      (select json_agg(${STATE_ROW.selectText('s')}) from s) as states
+    from asked, m`;
+  return { text, params: p };
+}
+
+/** A page's statement's row as readPage answers it. */
+function pageResult(reads: PageReads, row: PageRow): PageResult {
+  const reactions = new Map<string, ReactionCount[]>();
+  for (const [id, reaction, count, mine] of row.reactions ?? []) {
+    const list = reactions.get(id) ?? [];
+    list.push({ reaction, count: Number(count), reactedByMe: mine === true });
+    reactions.set(id, list);
+  }
+  const page: MessagePage = {
+    rows: (row.messages ?? []).map(MESSAGE_ROW.read),
+    users: (row.users ?? []).map(USER_ROW.read),
+    groups: (row.groups ?? []).map(GROUP_ROW.read),
+    reactions,
+    states: (row.states ?? []).map(STATE_ROW.read),
+    isMember: row.is_member,
+    isBanned: row.is_banned,
+  };
+  const conversation = reads.conversation;
+  if (!conversation) return { page };
+  const check: PageCheck = { conversation, uids: row.uids, guids: row.guids };
+  if (reads.membership) check.membership = reads.membership;
+  // page_version always answers for a conversation's page.
+  return { page, versioned: { version: row.version!, check } };
 }
 
 /**

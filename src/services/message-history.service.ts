@@ -12,14 +12,13 @@ import type { GroupMembersRepository } from '../repositories/group-members.repos
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import type { ConversationStateRow } from '../repositories/conversation-states.repository.js';
 import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
-import type { MessageCursor, MessageFilter, MessagePage, PageCheck, PageReads, PageVersion } from '../repositories/message-pages.repository.js';
+import type { MessageCursor, MessageFilter, MessagePage, PageCheck, PageRead, PageReads, PageResult, PageVersion } from '../repositories/message-pages.repository.js';
 import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-access.js';
 import { loadReceipts, receiptsFrom, sourceReceipt, withReceipt } from './receipts.js';
 import type { UsersService } from './users.service.js';
 import type { ActorContext } from './actor.js';
-import type { MessagePagesRepository } from '../repositories/message-pages.repository.js';
 import { toMessage, type Message } from './views/messages.view.js';
 import { requireMembership, type MembershipFacts } from './send-rules.js';
 
@@ -79,7 +78,8 @@ export class MessageHistoryService {
   constructor(
     private readonly deps: {
       messages: MessagesRepository;
-      pages: MessagePagesRepository;
+      /** A page with everything it is shown with (MessagePagesRepository.readPage; coalesced: container.ts). */
+      readPage: (item: PageRead) => Promise<PageResult>;
       /** A page's version now, checked with the checks of the same moment (coalesced: container.ts). */
       pageVersion: (item: { appId: string; check: PageCheck }) => Promise<string>;
       users: UsersRepository;
@@ -274,7 +274,7 @@ export class MessageHistoryService {
       id: input.id === undefined ? undefined : cursorId(input.id),
       limit: input.limit ?? input.perPage ?? LIMITS.messageLimitDefault,
     };
-    const { page: read, versioned } = await this.deps.pages.readPage(ctx.appId, filter, cursor, extended(reads, { viewer: ctx.onBehalfOf }));
+    const { page: read, versioned } = await this.deps.readPage({ appId: ctx.appId, filter, cursor, reads: extended(reads, { viewer: ctx.onBehalfOf }) });
     check?.(read);
     const mentionBlocks = input.mentionsWithBlockedInfo ? await this.mentionBlocks(ctx, read.rows) : undefined;
     const data = await this.render(ctx, read.rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, mentionBlocks, read });

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { createCoalescing } from '../../src/container.js';
 import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
 import { MessageBatchesRepository } from '../../src/repositories/message-store/message-batches.repository.js';
-import { MessagePagesRepository } from '../../src/repositories/message-pages.repository.js';
+import { MessagePagesRepository, type PageRead } from '../../src/repositories/message-pages.repository.js';
 import type { NewMessage } from '../../src/repositories/messages.repository.js';
 import { UsersRepository } from '../../src/repositories/users.repository.js';
 import { body, createTestApp, uniqueId, type TestApp } from '../helpers/app.js';
@@ -81,6 +81,20 @@ describe("one app's bad request in a coalesced statement", () => {
     const good = { conversation: { id: userConversationKey(a!, b!), stateUids: [a!, b!] }, uids: [a!, b!], guids: [] };
     const bad = { conversation: { id: LONE, stateUids: [] }, uids: [], guids: [] };
     const settled = await Promise.allSettled([pageVersion({ appId: t.appA.appId, check: good }), pageVersion({ appId: t.appB.appId, check: bad }), pageVersion({ appId: t.appA.appId, check: good })]);
+    assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'fulfilled']);
+  });
+
+  it('answers each coalesced history page read, the refused one alone failing', async () => {
+    const { readPage } = coalescing();
+    const [a, b] = await newUids(t, t.appA, 2);
+    const page = (appId: string, id: string): PageRead => ({
+      appId,
+      filter: { conversationId: id },
+      cursor: { affix: 'prepend', limit: 10 },
+      reads: { viewer: a!, uids: [a!, b!], conversation: { id, stateUids: [a!, b!] } },
+    });
+    const good = userConversationKey(a!, b!);
+    const settled = await Promise.allSettled([readPage(page(t.appA.appId, good)), readPage(page(t.appB.appId, LONE)), readPage(page(t.appA.appId, good))]);
     assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'fulfilled']);
   });
 
