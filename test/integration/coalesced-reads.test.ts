@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createCoalescing } from '../../src/container.js';
+import type { Executor } from '../../src/db/transaction.js';
 import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
 import { MessageBatchesRepository } from '../../src/repositories/message-store/message-batches.repository.js';
 import { MessagePagesRepository } from '../../src/repositories/message-pages.repository.js';
@@ -153,9 +154,9 @@ describe('coalesced history page reads', () => {
     // two apps) in one, each other shape in its own.
     const statements: number[] = [];
     const rowsOfEach = SqlParams.rowsOfEach;
-    SqlParams.rowsOfEach = (tx, text, params) => {
+    SqlParams.rowsOfEach = <Row>(tx: Executor, text: string, params: readonly SqlParams[]) => {
       statements.push(params.length);
-      return rowsOfEach.call(SqlParams, tx, text, params);
+      return rowsOfEach.call(SqlParams, tx, text, params) as Promise<Row[][]>;
     };
     let together;
     try {
