@@ -2,7 +2,7 @@ import { DEFAULT_EVENT_RETENTION_MS, DEFAULT_IMPORT_MAX_RECORDS, DEFAULT_WEBHOOK
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from './domain/webhooks.js';
 import { WebhookDeliveriesRepository } from './repositories/webhook-deliveries.repository.js';
 import { WebhookDeliveriesService } from './services/webhook-deliveries.service.js';
-import { TableStatistics } from './services/table-statistics.js';
+import { TableStatistics } from './db/table-statistics.js';
 import { DELIVERY_LIMITS, WebhookDispatcher } from './services/webhook-dispatcher.js';
 import { WebhookSender } from './services/webhook-sender.js';
 import { PARLEY_VERSION } from './version.js';
@@ -329,7 +329,7 @@ export function createServices(
     timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
     // The queue's tables analysed after its first 1,000 deliveries, then about each time they
     // double: their statements' plans need statistics, which autovacuum may not give in time.
-    statistics: new TableStatistics({ analyze: () => webhookDeliveries.analyze(), firstAfter: 1_000, what: 'the webhook queue' }),
+    statistics: new TableStatistics({ analyze: () => webhookDeliveries.analyze(), firstAfter: 1_000, what: 'ANALYZE of the webhook queue' }),
     // 1,024 lanes at once per process, 128 per webhook: a slow endpoint holds only its share.
     limits: DELIVERY_LIMITS,
   });

@@ -8,6 +8,7 @@ import type { Logger } from '../domain/context.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { acquireTimeout, translateDriverError, unavailable } from './driver-errors.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { TableStatistics } from './table-statistics.js';
 import { parseTimestamptz } from './timestamps.js';
 import type { DB } from './schema.js';
 
@@ -246,21 +247,23 @@ async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; timeo
     throw error;
   }
 
-  let rowsSinceVacuum = 0;
-  let vacuuming: Promise<void> | undefined;
   const vacuumAnalyze = async () => {
-    rowsSinceVacuum = 0;
     await sql`vacuum analyze`.execute(db);
   };
+  // No autovacuum in PGlite: after every PGLITE_VACUUM_THRESHOLD rows written in bulk.
+  const afterBulkWrites = new TableStatistics({
+    analyze: async () => {
+      await vacuumAnalyze();
+      return 0;
+    },
+    firstAfter: PGLITE_VACUUM_THRESHOLD,
+    what: 'VACUUM ANALYZE',
+  });
   return {
     engine: 'pglite',
     db,
     noteBulkWrite(rows: number) {
-      rowsSinceVacuum += rows;
-      if (rowsSinceVacuum < PGLITE_VACUUM_THRESHOLD || vacuuming) return;
-      vacuuming = vacuumAnalyze()
-        .catch((error: unknown) => options.log.warn({ err: error }, 'VACUUM ANALYZE failed'))
-        .finally(() => (vacuuming = undefined));
+      afterBulkWrites.noteWritten(rows, options.log);
     },
     vacuumAnalyze,
     async dumpDataDir() {
@@ -268,7 +271,7 @@ async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; timeo
       return db.connection().execute(() => pglite.dumpDataDir('none'));
     },
     async close() {
-      await vacuuming;
+      await afterBulkWrites.idle();
       try {
         await db.destroy();
       } finally {

@@ -10,7 +10,7 @@ import type { AttemptOutcome, PendingDelivery, WebhookDeliveriesRepository } fro
 import type { WebhookRow, WebhooksRepository } from '../repositories/webhooks.repository.js';
 import type { EventFeed } from './event-feed.js';
 import type { EventPayloads, RenderedEvent } from './event-payloads.js';
-import type { TableStatistics } from './table-statistics.js';
+import type { TableStatistics } from '../db/table-statistics.js';
 import type { WebhookSender } from './webhook-sender.js';
 
 /** How much one process does at once (docs/webhooks.md). */

@@ -1,5 +1,5 @@
 /**
- * The webhook queue's statistics (services/table-statistics.ts): analysed after its first rows
+ * The webhook queue's statistics (db/table-statistics.ts): analysed after its first rows
  * and then about each time it doubles, on a real database of each engine, so that its
  * statements are planned from statistics even where autovacuum is off or absent.
  */
@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import type { Logger } from '../../src/domain/context.js';
 import { silentLogger } from '../../src/domain/context.js';
 import { WebhookDeliveriesRepository } from '../../src/repositories/webhook-deliveries.repository.js';
-import { TableStatistics } from '../../src/services/table-statistics.js';
+import { TableStatistics } from '../../src/db/table-statistics.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 let t: TestDatabase;
@@ -50,7 +50,7 @@ describe('the webhook queue’s statistics', () => {
         return size;
       },
       firstAfter: 30,
-      what: 'the webhook queue',
+      what: 'ANALYZE of the webhook queue',
     });
     assert.equal(await hasStatistics(), false);
     await addDeliveries(20);
@@ -91,7 +91,7 @@ describe('the webhook queue’s statistics', () => {
         return deliveries.analyze();
       },
       firstAfter: 5,
-      what: 'the webhook queue',
+      what: 'ANALYZE of the webhook queue',
     });
     statistics.noteWritten(5, log);
     statistics.noteWritten(2, log);

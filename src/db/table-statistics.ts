@@ -1,10 +1,12 @@
 import type { Logger } from '../domain/context.js';
 
 /**
- * Keeps the planner's statistics of tables that fill from empty under load (the webhook queue's)
- * current, whatever autovacuum does: after `firstAfter` rows written, and then each time the
- * rows written since the last analysis reach the table's size then (so about each doubling), it
- * runs `analyze` (which answers the table's size). Once a table is large this is rare.
+ * Keeps the planner's statistics of tables current as rows are written, whatever autovacuum
+ * does: after `firstAfter` rows written, and then each time the rows written since the last
+ * analysis reach the size `analyze` answered (so about each doubling of a growing table), it
+ * runs `analyze`, one at a time, beside the writes. Used for the webhook queue's tables, which
+ * fill from empty under load (container.ts), and for PGlite's VACUUM ANALYZE after bulk writes
+ * (database.ts; it answers 0, so it runs every `firstAfter` rows).
  *
  * Why: PostgreSQL plans with statistics, and a table analysed while empty (or never) has none.
  * Without them the webhook queue's statements took the wrong index or a scan of the app's whole
@@ -24,7 +26,7 @@ export class TableStatistics {
       analyze: () => Promise<number>;
       /** Rows written before the first analysis. */
       firstAfter: number;
-      /** What the log says failed. */
+      /** What the log says failed (e.g. `ANALYZE of the webhook queue`). */
       what: string;
     },
   ) {
@@ -41,7 +43,7 @@ export class TableStatistics {
       .then((size) => {
         this.next = Math.max(this.options.firstAfter, size);
       })
-      .catch((error: unknown) => log.warn({ err: error }, `ANALYZE of ${this.options.what} failed; tried again after more writes`))
+      .catch((error: unknown) => log.warn({ err: error }, `${this.options.what} failed; tried again after more writes`))
       .finally(() => {
         this.running = undefined;
       });
