@@ -330,7 +330,8 @@ export function createServices(
     // The queue's tables analysed after its first 1,000 deliveries, then about each time they
     // double: their statements' plans need statistics, which autovacuum may not give in time.
     statistics: new TableStatistics({ analyze: () => webhookDeliveries.analyze(), firstAfter: 1_000, what: 'ANALYZE of the webhook queue' }),
-    // 1,024 lanes at once per process, 128 per webhook: a slow endpoint holds only its share.
+    // 1,024 lanes at once per process; per webhook 128, or 512 while its endpoint answers
+    // quickly: a slow endpoint holds only its smaller share (docs/webhooks.md).
     limits: DELIVERY_LIMITS,
   });
   return { eventRetention, eventPayloads, eventFeed, eventSignals, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };

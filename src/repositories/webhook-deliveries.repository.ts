@@ -122,22 +122,24 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * Takes due lanes of enabled webhooks for this process (`claim`): of each webhook at most
-   * `perWebhook` less what it has in flight here (`inFlight`: app id, webhook id, lanes), the
-   * webhooks with the least in flight first, and `total` in all. A taken lane is due again when
+   * Takes due lanes of enabled webhooks for this process (`claim`): of each webhook at most its
+   * share less what it has in flight here (`inFlight`: app id, webhook id, lanes, share; a
+   * webhook not listed has `perWebhook` and none in flight), the webhooks with the least in
+   * flight first, and `total` in all. A taken lane is due again when
    * the lease ends, so a process that died gives its lanes up.
    */
   async claimLanes(
-    options: { claim: string; perWebhook: number; total: number; leaseMs: number; inFlight: ReadonlyArray<readonly [string, string, number]> },
+    options: { claim: string; perWebhook: number; total: number; leaseMs: number; inFlight: ReadonlyArray<readonly [string, string, number, number]> },
     tx: Executor = this.db,
   ): Promise<ClaimedLane[]> {
     if (options.total <= 0) return [];
     const apps = options.inFlight.map(([appId]) => appId);
     const webhooks = options.inFlight.map(([, webhookId]) => webhookId);
     const counts = options.inFlight.map(([, , n]) => n);
+    const shares = options.inFlight.map(([, , , share]) => share);
     const result = await sql<ClaimedLane>`
       with busy as (
-        select * from unnest(${apps}::text[], ${webhooks}::text[], ${counts}::int[]) as b (app_id, webhook_id, n)
+        select * from unnest(${apps}::text[], ${webhooks}::text[], ${counts}::int[], ${shares}::int[]) as b (app_id, webhook_id, n, share)
       ),
       due as (
         select l.app_id, l.webhook_id, l.lane
@@ -146,7 +148,7 @@ export class WebhookDeliveriesRepository {
         cross join lateral (
           select l.app_id, l.webhook_id, l.lane from webhook_lanes l
           where l.app_id = w.app_id and l.webhook_id = w.id and l.next_attempt_at <= now()
-          order by l.next_attempt_at limit greatest(0, ${options.perWebhook} - coalesce(b.n, 0))
+          order by l.next_attempt_at limit greatest(0, coalesce(b.share, ${options.perWebhook}) - coalesce(b.n, 0))
           for update skip locked) l
         where w.enabled
         order by coalesce(b.n, 0)

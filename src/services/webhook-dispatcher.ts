@@ -18,12 +18,26 @@ export const DELIVERY_LIMITS = {
   /** Lanes (a webhook's conversations) being sent at once. */
   lanes: 1_024,
   /**
-   * Lanes of one webhook at once: a slow endpoint holds at most these. Also its connections (a
-   * round posts its lanes side by side), so a webhook gets at most this many deliveries per
-   * round trip of its endpoint. With 64, one webhook's deliveries at 1,000 events/s over 2,000
-   * conversations fell seconds behind (docs/performance.md).
+   * Lanes of one webhook at once while its endpoint is unproven or slow: a slow endpoint holds
+   * at most these. Also its connections (a round posts its lanes side by side), so a webhook
+   * gets at most this many deliveries per round trip of its endpoint. With 64, one webhook's
+   * deliveries at 1,000 events/s over 2,000 conversations fell seconds behind
+   * (docs/performance.md).
    */
   lanesPerWebhook: 128,
+  /**
+   * Lanes of one webhook at once while its endpoint answers: every post of its last round
+   * answered 2xx within `quickAnswerMs`. Posted over the same connections (lanesPerWebhook).
+   * With many conversations each holding an event or two, a round's cost is mostly its own
+   * (reads, render, the transaction that records it), and a webhook's next events wait for a
+   * lane to come back: with 128, 1,000 events/s over 2,000 conversations were delivered at
+   * ~1.4 times that rate, so a backlog of a second took seconds to go (docs/performance.md).
+   */
+  lanesPerAnsweringWebhook: 512,
+  /** An answer slower than this (or a failure) puts a webhook back to lanesPerWebhook. */
+  quickAnswerMs: 1_000,
+  /** A webhook with no round here for this long is unproven again (and forgotten). */
+  answeringForMs: 60_000,
   /** Deliveries one lane sends before it is given back. */
   perRound: 20,
   /** Events of one app read by one step of the fan-out. */
@@ -55,6 +69,11 @@ export class WebhookDispatcher {
   private readonly limits: typeof DELIVERY_LIMITS;
   /** Lanes in flight here, per webhook (keyed by app id and webhook id). */
   private readonly busy = new Map<string, { appId: string; webhookId: string; lanes: number }>();
+  /**
+   * The webhooks whose last round here, within answeringForMs, had every post answered 2xx
+   * within quickAnswerMs (keyed as `busy`), with when that round ended.
+   */
+  private readonly answering = new Map<string, { appId: string; webhookId: string; at: number }>();
   private lanesInFlight = 0;
   private readonly running = new Set<Promise<void>>();
   private safe: bigint | undefined;
@@ -159,13 +178,22 @@ export class WebhookDispatcher {
     async () => {
       const room = this.limits.lanes - this.lanesInFlight;
       if (room <= 0) return;
-      const inFlight = [...this.busy.values()].map((b) => [b.appId, b.webhookId, b.lanes] as const);
+      // Each webhook's share: larger while its endpoint answers, less what it has in flight.
+      const shares = new Map<string, { appId: string; webhookId: string; lanes: number; share: number }>();
+      const since = Date.now() - this.limits.answeringForMs;
+      for (const [key, { appId, webhookId, at }] of this.answering) {
+        if (at < since) this.answering.delete(key);
+        else shares.set(key, { appId, webhookId, lanes: 0, share: this.limits.lanesPerAnsweringWebhook });
+      }
+      for (const [key, { appId, webhookId, lanes }] of this.busy) {
+        shares.set(key, { appId, webhookId, lanes, share: shares.get(key)?.share ?? this.limits.lanesPerWebhook });
+      }
       const lanes = await this.deps.deliveries.claimLanes({
         claim: this.claim,
         perWebhook: this.limits.lanesPerWebhook,
         total: room,
         leaseMs: this.leaseMs,
-        inFlight,
+        inFlight: [...shares.values()].map((s) => [s.appId, s.webhookId, s.lanes, s.share] as const),
       });
       // A round per webhook: its lanes' deliveries read, rendered and recorded together.
       const byWebhook = new Map<string, { appId: string; webhookId: string; lanes: string[] }>();
@@ -212,7 +240,11 @@ export class WebhookDispatcher {
     // Per lane, the last event settled (or, when a lane stopped early, the one before the first left).
     const after = new Map<string, string>();
     const webhook = await this.deps.webhooks.get(appId, webhookId);
-    if (webhook?.enabled) {
+    // Whether every post of this round was answered 2xx within quickAnswerMs (see `answering`).
+    let attempted = 0;
+    let answered = true;
+    if (!webhook?.enabled) this.answering.delete(webhookKey(appId, webhookId));
+    else {
       const pending = await this.deps.deliveries.pendingOfLanes(appId, webhookId, lanes, this.limits.perRound);
       const events = [...pending.values()].flatMap((list) => list.flatMap((p) => (p.event ? [p.event] : [])));
       const rendered = new Map<string, RenderedEvent>();
@@ -230,7 +262,10 @@ export class WebhookDispatcher {
               after.set(lane, delivery.event_id);
               continue;
             }
+            const posted = Date.now();
             const outcome = await this.attempt(webhook, delivery, event);
+            attempted++;
+            if (outcome.result.status !== 'delivered' || Date.now() - posted > this.limits.quickAnswerMs) answered = false;
             outcomes.push(outcome.result);
             if (outcome.retryAt) {
               retryAt.set(lane, outcome.retryAt);
@@ -240,6 +275,10 @@ export class WebhookDispatcher {
           }
         }),
       );
+    }
+    if (attempted > 0) {
+      if (answered) this.answering.set(webhookKey(appId, webhookId), { appId, webhookId, at: Date.now() });
+      else this.answering.delete(webhookKey(appId, webhookId));
     }
     await withTransaction(
       this.deps.db,
