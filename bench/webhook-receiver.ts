@@ -37,6 +37,12 @@ export interface ReceiverReport {
   /** Webhook only: the first and last arrival of any message (epoch ms). */
   firstAnyAt?: number;
   lastAnyAt?: number;
+  /**
+   * Webhook only: the mean latency (ms) of the messages answered in each second after the first
+   * answer: a tail that is a backlog carried in from before (a warm-up) shows as high first
+   * seconds, a stall as one high second in the middle.
+   */
+  meanBySecondMs?: number[];
   /** Streams only: streams that got every sent message's event, streams that ended early, events out of order. */
   completeStreams?: number;
   closedStreams?: number;
@@ -112,17 +118,23 @@ function webhookReceiver(): http.Server {
       const latencies: number[] = [];
       let firstAt = Infinity;
       let lastAt = 0;
+      const firstAnswer = Math.min(...Object.values(sent));
+      const seconds: Array<{ sum: number; n: number }> = [];
       for (const [id, answeredAt] of Object.entries(sent)) {
         const at = firstArrival.get(id);
         if (at === undefined) continue;
         latencies.push(at - answeredAt);
         firstAt = Math.min(firstAt, at);
         lastAt = Math.max(lastAt, at);
+        const second = (seconds[Math.floor((answeredAt - firstAnswer) / 1000)] ??= { sum: 0, n: 0 });
+        second.sum += at - answeredAt;
+        second.n++;
       }
+      const meanBySecondMs = Array.from(seconds, (second) => (second ? Math.round(second.sum / second.n) : 0));
       const afterMark = arrivals.filter((t) => t > mark).length;
       let [firstAnyAt, lastAnyAt] = [Infinity, 0];
       for (const t of arrivals) [firstAnyAt, lastAnyAt] = [Math.min(firstAnyAt, t), Math.max(lastAnyAt, t)];
-      return res.end(JSON.stringify(summarise(latencies, { received: arrivals.length, arrived: latencies.length, firstAt, lastAt, afterMark, firstAnyAt, lastAnyAt })));
+      return res.end(JSON.stringify(summarise(latencies, { received: arrivals.length, arrived: latencies.length, firstAt, lastAt, afterMark, firstAnyAt, lastAnyAt, meanBySecondMs })));
     }
     res.statusCode = 404;
     res.end();

@@ -19,7 +19,9 @@
 // 3. Commit-to-receiver latency: sends paced at 1,000/s (open loop: each sent at its planned
 //    time, whatever the answers before it) for 2 s of warm-up and 10 s measured; per message, the
 //    receiver's arrival time minus the time the send's 200 answer reached the client (the commit
-//    as a client sees it), p50/p99 (target p99 ≤ 250 ms).
+//    as a client sees it), p50/p99 (target p99 ≤ 250 ms), and the mean of each second's sends
+//    (a backlog carried in from the warm-up shows as high first seconds, a stall as one high
+//    second in the middle).
 // 4. SSE fan-out: 1,000 readers of GET /v3/events?triggers=message_sent, sends paced at 100/s for
 //    5 s; per event and stream, arrival minus the send's answer (p50/p99 over all), whether every
 //    stream saw every event, the server's RSS and CPU.
@@ -113,7 +115,7 @@ export interface WebhooksResult {
   quiet?: QuietLatencyResult;
 }
 
-export type LatencyResult = PacedResult & { arrived: number; p50Ms: number; p99Ms: number; maxMs: number };
+export type LatencyResult = PacedResult & { arrived: number; p50Ms: number; p99Ms: number; maxMs: number; meanBySecondMs: number[] };
 
 export interface SseResult {
   streams: number;
@@ -267,7 +269,7 @@ async function latencyAtRate(options: Options, receiver: ServerHandle<{ port: nu
       const all = warm.result.answered + result.answered;
       await waitForArrivals(() => uniqueAt(receiver), async () => all, 10_000, 30_000);
       const report = await call<ReceiverReport>(receiver.info.port, '/_report', { sent: answers });
-      return { ...result, arrived: report.arrived, p50Ms: report.p50Ms, p99Ms: report.p99Ms, maxMs: report.maxMs };
+      return { ...result, arrived: report.arrived, p50Ms: report.p50Ms, p99Ms: report.p99Ms, maxMs: report.maxMs, meanBySecondMs: report.meanBySecondMs ?? [] };
     } finally {
       await db.end();
       await server.stop();
@@ -363,7 +365,8 @@ export async function webhooksBench(options: Options): Promise<WebhooksResult> {
     for (const [label, l] of Object.entries(result.latency)) {
       options.log(
         `webhooks: commit-to-receiver latency at ${l.rate} sends/s (${label === 'asIs' ? 'as is' : 'tables analysed'}): p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms, max ${l.maxMs} ms (target p99 ≤ 250 ms); ` +
-          `${l.arrived} of ${l.answered} arrived (send p50 ${l.sendP50Ms} ms, p99 ${l.sendP99Ms} ms${l.failed ? `, ${l.failed} sends failed` : ''})`,
+          `${l.arrived} of ${l.answered} arrived (send p50 ${l.sendP50Ms} ms, p99 ${l.sendP99Ms} ms${l.failed ? `, ${l.failed} sends failed` : ''}); ` +
+          `mean by second of the run: ${l.meanBySecondMs.join(', ')} ms`,
       );
     }
     result.quiet = await options.withPostgresDatabase(async (url) => {
