@@ -155,7 +155,7 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
   }
   const users = Number(values.users);
   const histories = wanted('history page') ? values.history!.split(',').filter(Boolean).map(Number) : [];
-  const server = await startServerProcess<{ port: number; appId: string; apiKey: string; addGroups: number; chatGroups: number }>('parley-server.ts', {
+  const server = await startServerProcess<{ port: number; appId: string; apiKey: string; addGroups: number; chatGroups: number; historyPairs: Array<[string, string]> }>('parley-server.ts', {
     BENCH_ENGINE: engine,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     BENCH_USERS: String(users),
@@ -190,13 +190,14 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
         }
       }
       if (wanted('history page')) {
-        // The newest 50 messages of a 1:1 conversation, as seed-(2k) reads its history with seed-(2k+1).
+        // The newest 50 messages of a 1:1 conversation, as its viewer reads its history with the other (historyPairs).
         for (const [index, size] of histories.entries()) {
+          const [viewer, other] = server.info.historyPairs[index]!;
           const result = await load({
-            url: `${base}/v3/users/seed-${index * 2 + 1}/messages?limit=50`,
+            url: `${base}/v3/users/${other}/messages?limit=50`,
             connections,
             durationSeconds: duration,
-            headers: { ...headers, onbehalfof: `seed-${index * 2}` },
+            headers: { ...headers, onbehalfof: viewer },
           });
           const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`;
           const baselineRate = fastifyHistory.get(connections)!.requestsPerSecond;
@@ -206,16 +207,16 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
           // ones, so each is built: the cost of a first read. (A long conversation only: the
           // pages of a short one would all be kept after the first round.)
           if (size < 100_000) continue;
-          const newest = await fetch(`${base}/v3/users/seed-${index * 2 + 1}/messages?limit=1`, { headers: { ...headers, onbehalfof: `seed-${index * 2}` } });
+          const newest = await fetch(`${base}/v3/users/${other}/messages?limit=1`, { headers: { ...headers, onbehalfof: viewer } });
           const top = BigInt(((await newest.json()) as { data: Array<{ id: string }> }).data[0]!.id);
           let n = 0;
           const pages = BigInt(Math.max(1, Math.floor(size / 50) - 1));
           const cold = await load({
-            url: `${base}/v3/users/seed-${index * 2 + 1}/messages`,
+            url: `${base}/v3/users/${other}/messages`,
             connections,
             durationSeconds: duration,
-            headers: { ...headers, onbehalfof: `seed-${index * 2}` },
-            path: () => `/v3/users/seed-${index * 2 + 1}/messages?limit=50&affix=prepend&id=${top - 50n * (BigInt(n++) % pages)}`,
+            headers: { ...headers, onbehalfof: viewer },
+            path: () => `/v3/users/${other}/messages?limit=50&affix=prepend&id=${top - 50n * (BigInt(n++) % pages)}`,
           });
           report({ scenario: `history page, another each time (${label})`, engine, connections, result: cold, baseline: 'Fastify page', baselineRate });
         }
