@@ -32,7 +32,7 @@ after(async () => {
 const CONVERSATIONS = 12;
 
 /** Delivers twelve conversations' messages to an endpoint answering as `answer` says; the most posts it held at once, and the arrivals. */
-async function deliverAll(answer: { status: number; delayMs: number }, quickAnswerMs: number) {
+async function deliverAll(answer: { status: number; delayMs: number }, quickAnswerMs: number, answeringForMs = DELIVERY_LIMITS.answeringForMs) {
   let holding = 0;
   let most = 0;
   const receiver = await startReceiver(() => {
@@ -63,7 +63,7 @@ async function deliverAll(answer: { status: number; delayMs: number }, quickAnsw
     sender: new WebhookSender({ timeoutMs: 10_000, allowPrivate: true, userAgent: 'test', connectionsPerHost: 64 }),
     retry: DEFAULT_RETRY_SCHEDULE,
     timeoutMs: 10_000,
-    limits: { ...DELIVERY_LIMITS, lanes: 16, lanesPerWebhook: 2, lanesPerAnsweringWebhook: 4, quickAnswerMs },
+    limits: { ...DELIVERY_LIMITS, lanes: 16, lanesPerWebhook: 2, lanesPerAnsweringWebhook: 4, quickAnswerMs, answeringForMs },
   });
   dispatcher.start(silentLogger);
   try {
@@ -91,4 +91,11 @@ it('keeps an endpoint that fails to the smaller share', async () => {
   const { most, received } = await deliverAll({ status: 500, delayMs: 150 }, 5_000);
   assert.equal(most, 2);
   assert.equal(received.length, CONVERSATIONS, 'without retries, each failed delivery is posted once');
+});
+
+it('forgets that an endpoint answered once answeringForMs has passed since its last round', async () => {
+  // With no time at all, every claim finds the last round too old: the endpoint stays unproven.
+  const { most, received } = await deliverAll({ status: 200, delayMs: 150 }, 5_000, -1);
+  assert.equal(most, 2);
+  assert.equal(received.length, CONVERSATIONS);
 });
