@@ -70,6 +70,10 @@ async function openPostgres(options: { url: string; poolSize?: number; timeouts?
     connectionTimeoutMillis: timeouts.acquireMs,
     statement_timeout: timeouts.statementMs,
     idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+    // No JIT compilation: Parley's statements are short, and a coalesced one is costed for the
+    // 100 records PostgreSQL assumes of json_to_recordset, so a page costed over 1,000 would be
+    // compiled at 50–800 ms a run (docs/performance.md). A connection string's own options win.
+    options: '-c jit=off',
     // pg closes a client idle for 10 s by default. Its replacement is a new backend that plans
     // every statement anew: after a quiet spell of 12 s a send took ~50 ms instead of 4–18 ms.
     idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,

@@ -20,4 +20,18 @@ describe('the PostgreSQL pool', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQ
       await created.drop();
     }
   });
+
+  it('runs without JIT compilation, which a coalesced statement’s estimates would otherwise trigger', async () => {
+    // A statement over json_to_recordset (SqlParams.rowsOfEach) is costed for 100 records, so a
+    // page costed over 1,000 passes jit_above_cost; compiling it took 50–800 ms (docs/performance.md).
+    const created = await createPostgresDatabase();
+    const database = await openDatabase({ engine: 'postgres', url: created.url, log: silentLogger });
+    try {
+      const jit = await Promise.all([1, 2, 3].map(async () => (await sql<{ jit: string }>`select current_setting('jit') as jit, pg_sleep(0.01)`.execute(database.db)).rows[0]!.jit));
+      assert.deepEqual(jit, ['off', 'off', 'off']);
+    } finally {
+      await database.close();
+      await created.drop();
+    }
+  });
 });
