@@ -1,61 +1,13 @@
 import { sql } from 'kysely';
-import type { ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { GroupRow } from './groups.repository.js';
 import { GROUP_ROW, MESSAGE_ROW, STATE_ROW, type ConversationStateRow, type MessageRow } from './row-codecs.js';
 import type { ReactionCount } from './reactions.repository.js';
-import { escapeLike } from './sql-helpers.js';
+import { pageQuery, type MessageCursor, type MessageFilter } from './message-page-query.js';
 import { SqlParams } from './sql-text.js';
+
+export type { MessageCursor, MessageFilter } from './message-page-query.js';
 import { USER_ROW, type UserRow } from './users.repository.js';
-
-/** What a message list keeps; every field narrows it. */
-export interface MessageFilter {
-  /** One conversation's key (see domain/conversation-id.ts). */
-  conversationId?: string;
-  /** Any of these conversations' keys (none: no message). */
-  conversationIn?: string[];
-  /** Only the conversations this user takes part in: their 1:1s and their groups'. */
-  visibleTo?: string;
-  receiverType?: ReceiverType;
-  categories?: string[];
-  types?: string[];
-  senders?: string[];
-  /** Messages having at least one of these tags. */
-  tags?: string[];
-  /** Strict bounds on sent_at (the `sentAt` cursor) and inclusive ones (from/toTimestamp). */
-  sentAfter?: Date;
-  sentBefore?: Date;
-  sentFrom?: Date;
-  sentTo?: Date;
-  hideReplies?: boolean;
-  deleted?: 'hide' | 'only';
-  /** A substring of the text, case-insensitive. */
-  searchKey?: string;
-  /** Media messages (category message, a media type), or all others. */
-  hasAttachments?: boolean;
-  /** Media messages of these types. */
-  mediaTypes?: string[];
-  hasMentions?: boolean;
-  /** Messages mentioning at least one of these users. */
-  mentioning?: string[];
-  hasLinks?: boolean;
-  /** Leaves out messages from users this user has blocked. */
-  hideSendersBlockedBy?: string;
-  /** Messages with at least one reaction, or none. */
-  hasReactions?: boolean;
-  /** Leaves out the messages this user cleared (reset-*-conversation). */
-  clearedFor?: string;
-  /** Messages after this user's read (delivered) mark, not sent by them. */
-  unreadBy?: string;
-  undeliveredBy?: string;
-}
-
-/** A keyset page: `append` = ids after `id` (from the oldest), `prepend` = ids before it (from the newest). */
-export interface MessageCursor {
-  affix: 'append' | 'prepend';
-  id?: string;
-  limit: number;
-}
 
 /** What readPage reads besides the page itself. */
 export interface PageReads {
@@ -121,8 +73,6 @@ export interface PageResult {
   page: MessagePage;
   versioned?: PageVersion;
 }
-
-const LINK = '(https?://|www\\.)[^[:space:]]';
 
 /**
  * History pages: a keyset page of messages with everything it is shown with, in one statement,
@@ -298,73 +248,6 @@ function pageResult(reads: PageReads, row: PageRow): PageResult {
   if (reads.membership) check.membership = reads.membership;
   // page_version always answers for a conversation's page.
   return { page, versioned: { version: row.version!, check } };
-}
-
-/**
- * The query of one keyset page (see readPage), as text with its values in `p`: newest first
- * for `prepend`, oldest first for `append`. `app` is the app id's parameter.
- */
-function pageQuery(p: SqlParams, app: string, filter: MessageFilter, cursor: MessageCursor): string {
-  const where = [`messages.app_id = ${app}`];
-  const any = (values: readonly string[]) => `any(${p.typed(values, 'text[]')})`;
-  const conversationId = filter.conversationId === undefined ? undefined : p.shared(filter.conversationId, 'text');
-  if (conversationId) where.push(`messages.conversation_id = ${conversationId()}`);
-  if (filter.conversationIn !== undefined) {
-    where.push(filter.conversationIn.length === 0 ? 'false' : `messages.conversation_id = ${any(filter.conversationIn)}`);
-  }
-  if (filter.visibleTo !== undefined) {
-    const uid = p.param(filter.visibleTo);
-    where.push(`((messages.receiver_type = 'user' and messages.conversation_id in (
-                    select conversation_id from user_conversations where app_id = ${app} and uid = ${uid}))
-                 or (messages.receiver_type = 'group' and messages.receiver in (
-                    select guid from group_members where app_id = ${app} and uid = ${uid})))`);
-  }
-  if (filter.receiverType) where.push(`messages.receiver_type = ${p.param(filter.receiverType)}`);
-  if (filter.categories?.length) where.push(`messages.category = ${any(filter.categories)}`);
-  if (filter.types?.length) where.push(`messages.type = ${any(filter.types)}`);
-  if (filter.senders?.length) where.push(`messages.sender = ${any(filter.senders)}`);
-  if (filter.tags?.length) where.push(`messages.tags && ${p.typed(filter.tags, 'text[]')}`);
-  if (filter.sentAfter) where.push(`messages.sent_at > ${p.param(filter.sentAfter)}`);
-  if (filter.sentBefore) where.push(`messages.sent_at < ${p.param(filter.sentBefore)}`);
-  if (filter.sentFrom) where.push(`messages.sent_at >= ${p.param(filter.sentFrom)}`);
-  if (filter.sentTo) where.push(`messages.sent_at <= ${p.param(filter.sentTo)}`);
-  if (filter.hideReplies) where.push('messages.parent_id is null');
-  if (filter.deleted === 'hide') where.push('messages.deleted_at is null');
-  if (filter.deleted === 'only') where.push('messages.deleted_at is not null');
-  if (filter.searchKey) where.push(`(messages.data->>'text') ilike ${p.typed(`%${escapeLike(filter.searchKey)}%`, 'text')}`);
-  if (filter.hasAttachments !== undefined) {
-    where.push(`(messages.category = 'message' and messages.type in ('image', 'video', 'audio', 'file')) = ${p.typed(filter.hasAttachments, 'boolean')}`);
-  }
-  if (filter.mediaTypes?.length) where.push(`messages.category = 'message' and messages.type = ${any(filter.mediaTypes)}`);
-  if (filter.hasMentions !== undefined) where.push(`(cardinality(messages.mentioned_uids) > 0) = ${p.typed(filter.hasMentions, 'boolean')}`);
-  if (filter.mentioning?.length) where.push(`messages.mentioned_uids && ${p.typed(filter.mentioning, 'text[]')}`);
-  if (filter.hasLinks !== undefined) {
-    where.push(`coalesce((messages.data->>'text') ~* ${p.typed(LINK, 'text')}, false) = ${p.typed(filter.hasLinks, 'boolean')}`);
-  }
-  if (filter.hideSendersBlockedBy !== undefined) {
-    where.push(`messages.sender not in (select blocked_uid from blocked_users where app_id = ${app} and uid = ${p.param(filter.hideSendersBlockedBy)})`);
-  }
-  if (filter.hasReactions !== undefined) {
-    where.push(`exists (select 1 from message_reactions r where r.app_id = ${app} and r.message_id = messages.id) = ${p.typed(filter.hasReactions, 'boolean')}`);
-  }
-  // Marks of conversation_states (0007): in one conversation's history, its state read once;
-  // across conversations, each row's.
-  const conversation = conversationId ?? (() => 'messages.conversation_id');
-  const afterMark = (uid: string, marks: Array<'cleared' | 'read' | 'delivered'>) =>
-    `messages.id > coalesce((select greatest(${marks.map((mark) => `coalesce(s.${mark}_message_id, 0)`).join(', ')}) from conversation_states s
-                             where s.app_id = ${app} and s.uid = ${p.param(uid)} and s.conversation_id = ${conversation()}), 0)`;
-  if (filter.clearedFor !== undefined) where.push(afterMark(filter.clearedFor, ['cleared']));
-  if (filter.unreadBy !== undefined) where.push(`messages.sender <> ${p.param(filter.unreadBy)}`, afterMark(filter.unreadBy, ['cleared', 'read']));
-  if (filter.undeliveredBy !== undefined) {
-    where.push(`messages.sender <> ${p.param(filter.undeliveredBy)}`, afterMark(filter.undeliveredBy, ['cleared', 'delivered']));
-  }
-  // The limit as a literal (a validated integer, 1 to 1,000): with a parameter there, the
-  // prepared statement's generic plan is costed for a tenth of the table, so PostgreSQL would
-  // plan every call anew (~0.4 ms) instead of reusing one plan.
-  if (!Number.isSafeInteger(cursor.limit)) throw new Error(`not an integer limit: ${cursor.limit}`);
-  const append = cursor.affix === 'append';
-  if (cursor.id !== undefined) where.push(`messages.id ${append ? '>' : '<'} ${p.typed(cursor.id, 'bigint')}`);
-  return `select * from messages where ${where.join(' and ')} order by messages.id ${append ? 'asc' : 'desc'} limit ${cursor.limit}`;
 }
 
 /** The conversation states a conversation's page shows: its stateUids' (CTE `s` of readPage). */

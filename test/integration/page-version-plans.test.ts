@@ -7,39 +7,30 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import { sql } from 'kysely';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/db.js';
+import { explainingExecutor } from '../helpers/plans.js';
 
 describe('page_version’s lookups', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only: plans read through auto_explain' }, () => {
   let t: TestDatabase;
-  let client: pg.Client;
-  const plans: string[] = [];
+  let explaining: Awaited<ReturnType<typeof explainingExecutor>>;
   before(async () => {
     t = await createTestDatabase();
     // Enough users that a key lookup is the only sensible plan.
     await sql`insert into users (app_id, uid, name) select 'plans-app', 'u' || i, 'User ' || i from generate_series(1, 20000) as i`.execute(t.database.db);
     await sql`analyze users`.execute(t.database.db);
-    client = new pg.Client({ connectionString: t.url });
-    await client.connect();
-    client.on('notice', (notice) => plans.push(notice.message ?? ''));
-    await client.query("load 'auto_explain'");
-    await client.query('set auto_explain.log_min_duration = 0');
-    await client.query('set auto_explain.log_nested_statements = on');
-    await client.query('set client_min_messages = log');
+    explaining = await explainingExecutor(t.url!);
   });
   after(async () => {
-    await client?.end();
+    await explaining?.close();
     await t?.drop();
   });
 
   it('finds a page’s users by their primary key when the uids come from an id column (as a page passes them)', async () => {
+    const plans = explaining.plans;
     plans.length = 0;
-    const result = await client.query<{ version: string }>(
-      `select page_version('plans-app', 'u19999:u20000',
-         array(select uid from users where app_id = 'plans-app' and uid = any($1::text[])), '{}', '{}', null, null) as version`,
-      [['u19999', 'u20000']],
-    );
+    const result = await sql<{ version: string }>`select page_version('plans-app', 'u19999:u20000',
+         array(select uid from users where app_id = 'plans-app' and uid = any(${['u19999', 'u20000']}::text[])), '{}', '{}', null, null) as version`.execute(explaining.db);
     assert.match(result.rows[0]!.version, /^[0-9a-f]{32}$/);
     const lookups = plans.filter((plan) => plan.includes('FROM users u WHERE'));
     assert.equal(lookups.length, 2, plans.join('\n---\n'));
