@@ -12,7 +12,7 @@
 // side by side taking --ab-slices slices in turns; 0 skips it), a soak of mixed traffic (--soak-minutes 0 skips it) and webhooks (bench/webhooks.ts).
 //
 // Baselines: no-database Fastify routes (for reads: a user, and a 50-message history page), and
-// raw single-row INSERTs over the pg driver at the same concurrency (for writes). Every server runs in its own process; autocannon
+// raw single-row INSERTs over the pg driver at the same concurrency (for writes); with PostgreSQL, the floors of the history page and the send (bench/floors.ts). Every server runs in its own process; autocannon
 // drives it from this one, over loopback.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -29,6 +29,7 @@ import { postgresDatabases } from './lib/postgres.js';
 import { sendScenarios } from './lib/send-load.js';
 import { describeHardening, hardeningAB, type HardeningAbResult } from './hardening-ab.js';
 import { webhooksBench, type WebhooksResult } from './webhooks.js';
+import { floorScenarios } from './floors.js';
 import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 
 const { values } = parseArgs({
@@ -298,6 +299,7 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
   } finally {
     await server.stop();
   }
+  if (databaseUrl) await floorScenarios({ databaseUrl, connections: CONCURRENCIES, durationSeconds: duration, wanted, fastifyPage: fastifyHistory, rawInsert, report });
 }
 
 const engines = values.engine === 'all' ? ['postgres', 'pglite'] : [values.engine!];
