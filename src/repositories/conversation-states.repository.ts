@@ -130,7 +130,7 @@ export class ConversationStatesRepository {
     const result = await sql<PageRow>`
       select m.conversation_id, m.conversation_type, m.with_id, m.scope, m.joined_at, m.created_at,
              c.updated_at, c.last_message_id, s.tags, s.cleared_message_id, s.read_message_id,
-             (select count(*) from (${unreadMessages(appId, uid)} order by um.id limit ${UNREAD_COUNT_CAP}) as unread) as unread,
+             (select count(*) from (${unreadMessages(appId, uid)} limit ${UNREAD_COUNT_CAP}) as unread) as unread,
              ${lastMessage} as last_message, ${withUser} as with_user, ${withGroup} as with_group
       ${from}
       order by c.last_message_id desc, m.conversation_id
@@ -265,14 +265,25 @@ export class ConversationStatesRepository {
 /**
  * The messages of conversation m unread by `uid`: after their read mark and what they cleared,
  * not their own, not action messages, not deleted, and in a group not sent before they joined.
- * A range of the (app_id, conversation_id, id) index.
+ * To be read with a limit.
+ *
+ * A range of the (app_id, conversation_id, id) index, written so that only that index can
+ * serve it: "this conversation, after the mark" as `(conversation, id) > (m's, mark)` and
+ * `conversation <= m's` (the same rows), in the index's order. Written as `conversation = m's
+ * and id > mark`, the app's primary key (app_id, id) served it as well, and where the
+ * statistics say the app's messages are all in one conversation (analysed while one long
+ * conversation was all there was) PostgreSQL walked the app's messages from the mark, past
+ * every other conversation's: 12–40 ms for a conversation never read (docs/performance.md).
+ * An equality would also make the order by conversation redundant to the planner.
  */
 function unreadMessages(appId: string, uid: string): RawBuilder<unknown> {
   return sql`select 1 as one from messages um
-    where um.app_id = ${appId} and um.conversation_id = m.conversation_id
-      and um.id > greatest(coalesce(s.read_message_id, 0), coalesce(s.cleared_message_id, 0))
+    where um.app_id = ${appId}
+      and (um.conversation_id, um.id) > (m.conversation_id, greatest(coalesce(s.read_message_id, 0), coalesce(s.cleared_message_id, 0)))
+      and um.conversation_id <= m.conversation_id
       and um.sender <> ${uid} and um.category <> 'action' and um.deleted_at is null
-      and (m.joined_at is null or um.sent_at >= m.joined_at)`;
+      and (m.joined_at is null or um.sent_at >= m.joined_at)
+    order by um.conversation_id, um.id`;
 }
 
 /**
@@ -296,7 +307,8 @@ function visibleFrom(appId: string, uid: string, filter: ConversationFilter): Ra
   if (guidOf !== undefined) groupSide.push(sql`guid = ${guidOf}`);
   if (!wantGroup) groupSide.push(sql`false`);
   const conditions = [sql`(s.cleared_message_id is null or c.last_message_id > s.cleared_message_id)`];
-  if (filter.unread) conditions.push(sql`exists (${unreadMessages(appId, uid)})`);
+  // Not `exists`, which would drop the order that keeps the read on the conversation's index.
+  if (filter.unread) conditions.push(sql`(${unreadMessages(appId, uid)} limit 1) is not null`);
   if (filter.tags?.length) conditions.push(sql`s.tags && ${filter.tags}::text[]`);
   const byName = Boolean(userTags || groupTags || filter.searchKey);
   if (userTags || groupTags) {
