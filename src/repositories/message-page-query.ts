@@ -66,7 +66,6 @@ export function pageQuery(p: SqlParams, app: string, filter: MessageFilter, curs
   const where = [`messages.app_id = ${app}`];
   const any = (values: readonly string[]) => `any(${p.typed(values, 'text[]')})`;
   const conversationId = filter.conversationId === undefined ? undefined : p.shared(filter.conversationId, 'text');
-  if (conversationId) where.push(`messages.conversation_id = ${conversationId()}`);
   if (filter.conversationIn !== undefined) {
     where.push(filter.conversationIn.length === 0 ? 'false' : `messages.conversation_id = ${any(filter.conversationIn)}`);
   }
@@ -114,10 +113,51 @@ export function pageQuery(p: SqlParams, app: string, filter: MessageFilter, curs
   // plan every call anew (~0.4 ms) instead of reusing one plan.
   if (!Number.isSafeInteger(cursor.limit)) throw new Error(`not an integer limit: ${cursor.limit}`);
   const append = cursor.affix === 'append';
-  if (cursor.id !== undefined) where.push(`messages.id ${append ? '>' : '<'} ${p.typed(cursor.id, 'bigint')}`);
-  const order = `order by messages.id ${append ? 'asc' : 'desc'} limit ${cursor.limit}`;
-  if (filter.visibleTo === undefined) return `select * from messages where ${where.join(' and ')} ${order}`;
-  return visiblePageQuery(p, app, p.param(filter.visibleTo), where.join(' and '), append, cursor.limit);
+  const keyset: Keyset = { append, cursorId: cursor.id === undefined ? undefined : p.typed(cursor.id, 'bigint'), limit: cursor.limit };
+  if (conversationId) where.push(...conversationRange(conversationId(), keyset));
+  if (filter.visibleTo !== undefined) return visiblePageQuery(p, app, p.param(filter.visibleTo), where, keyset);
+  if (conversationId) return `select * from messages where ${where.join(' and ')} ${conversationOrder(keyset)}`;
+  return `select * from messages where ${[...where, ...idRange(keyset)].join(' and ')} ${idOrder(keyset)}`;
+}
+
+/** A keyset page's bounds: its direction, its cursor's parameter, its limit. */
+interface Keyset {
+  append: boolean;
+  cursorId: string | undefined;
+  limit: number;
+}
+
+/** Messages after (append) or before (prepend) the cursor, by id. */
+function idRange({ append, cursorId }: Keyset): string[] {
+  return cursorId === undefined ? [] : [`messages.id ${append ? '>' : '<'} ${cursorId}`];
+}
+
+function idOrder({ append, limit }: Keyset): string {
+  return `order by messages.id ${append ? 'asc' : 'desc'} limit ${limit}`;
+}
+
+/**
+ * The messages of one conversation (`conversation`, an expression) after or before the cursor,
+ * written as ranges of (conversation_id, id), read in that order (conversationOrder): the same
+ * rows as `conversation_id = c and id < cursor`, but only the conversation's index
+ * (app_id, conversation_id, id) can serve them. Written as an equality, the app's primary key
+ * (app_id, id) served them too, and where the statistics say the app's messages are nearly all
+ * in one conversation (taken before the others grew: after an import, or with autovacuum
+ * behind) PostgreSQL walked the app's messages backward past every other conversation's, the
+ * whole app for a short one (docs/performance.md). An equality would also make the order by
+ * conversation redundant to the planner.
+ */
+function conversationRange(conversation: string, { append, cursorId }: Keyset): string[] {
+  const c = `${conversation} collate "C"`;
+  if (cursorId === undefined) return [`messages.conversation_id >= ${c}`, `messages.conversation_id <= ${c}`];
+  return append
+    ? [`(messages.conversation_id, messages.id) > (${c}, ${cursorId})`, `messages.conversation_id <= ${c}`]
+    : [`(messages.conversation_id, messages.id) < (${c}, ${cursorId})`, `messages.conversation_id >= ${c}`];
+}
+
+function conversationOrder({ append, limit }: Keyset): string {
+  const direction = append ? 'asc' : 'desc';
+  return `order by messages.conversation_id ${direction}, messages.id ${direction} limit ${limit}`;
 }
 
 /**
@@ -139,22 +179,23 @@ export const VISIBLE_CONVERSATIONS_READ_EACH = 256;
  * where the walk took 2.5). Both branches are in the statement, gated on the count (a one-time
  * filter): only one runs.
  */
-function visiblePageQuery(p: SqlParams, app: string, uid: string, where: string, append: boolean, limit: number): string {
-  const order = `order by id ${append ? 'asc' : 'desc'} limit ${limit}`;
+function visiblePageQuery(p: SqlParams, app: string, uid: string, where: string[], keyset: Keyset): string {
+  const order = `order by id ${keyset.append ? 'asc' : 'desc'} limit ${keyset.limit}`;
   const visible = `select conversation_id from user_conversations where app_id = ${app} and uid = ${uid}
                    union all
                    select 'group_' || guid from group_members where app_id = ${app} and uid = ${uid}`;
   const few = `(select count(*) from (${visible} limit ${VISIBLE_CONVERSATIONS_READ_EACH + 1}) as v) <= ${VISIBLE_CONVERSATIONS_READ_EACH}`;
+  const each = [...where, ...conversationRange('visible.conversation_id', keyset)].join(' and ');
   return `(select messages.* from (${visible}) as visible
-             cross join lateral (select * from messages where ${where} and messages.conversation_id = visible.conversation_id ${order}) as messages
+             cross join lateral (select * from messages where ${each} ${conversationOrder(keyset)}) as messages
            where ${few} ${order})
           union all
           (select * from messages
-           where ${where} and not ${few}
+           where ${[...where, ...idRange(keyset)].join(' and ')} and not ${few}
              and ((messages.receiver_type = 'user' and messages.conversation_id in (
                     select conversation_id from user_conversations where app_id = ${app} and uid = ${uid}))
                   or (messages.receiver_type = 'group' and messages.receiver in (
                     select guid from group_members where app_id = ${app} and uid = ${uid})))
-           ${order})
+           ${idOrder(keyset)})
           ${order}`;
 }

@@ -18,3 +18,15 @@ export async function explainingExecutor(url: string): Promise<{ db: Kysely<any>
   await sql`set client_min_messages = log`.execute(db);
   return { db, plans, close: () => db.destroy() };
 }
+
+/**
+ * The indexes (or scan kinds) of the scans of `relation` (as the plan names it: `messages`,
+ * `messages um`) that ran in this plan, leaving out those never executed.
+ */
+export function scansRun(plan: string, relation: string): string[] {
+  const on = new RegExp(` on ${relation}\\b`);
+  return plan
+    .split('\n')
+    .filter((line) => on.test(line) && !line.includes('(never executed)'))
+    .map((line) => /using (\w+)/.exec(line)?.[1] ?? line.trim());
+}

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ConversationStatesRepository } from '../../src/repositories/conversation-states.repository.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/db.js';
-import { explainingExecutor } from '../helpers/plans.js';
+import { explainingExecutor, scansRun } from '../helpers/plans.js';
 
 const APP = 'plans-app';
 
@@ -45,13 +45,7 @@ describe('a conversation list’s unread counts', { skip: TEST_ENGINE !== 'postg
   });
 
   /** The indexes of the scans of `messages um` (the unread messages) that ran in the list's plan. */
-  function unreadScans(): string[] {
-    const plan = explaining.plans.find((text) => text.includes('from messages um')) ?? '';
-    return plan
-      .split('\n')
-      .filter((line) => / on messages um\b/.test(line) && !line.includes('(never executed)'))
-      .map((line) => /using (\w+)/.exec(line)?.[1] ?? line.trim());
-  }
+  const unreadScans = () => scansRun(explaining.plans.find((text) => text.includes('from messages um')) ?? '', 'messages um');
 
   for (const unread of [false, true]) {
     it(`counts them by the conversation’s index${unread ? ', keeping only conversations with unread messages' : ''}`, async () => {

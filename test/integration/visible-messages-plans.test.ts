@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import { VISIBLE_CONVERSATIONS_READ_EACH } from '../../src/repositories/message-page-query.js';
 import { MessagePagesRepository } from '../../src/repositories/message-pages.repository.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/db.js';
-import { explainingExecutor } from '../helpers/plans.js';
+import { explainingExecutor, scansRun } from '../helpers/plans.js';
 
 const APP = 'plans-app';
 
@@ -59,14 +59,6 @@ describe('a user’s messages across their conversations', { skip: TEST_ENGINE !
     await t?.drop();
   });
 
-  /** The scans of `messages` in a page statement's plan that ran, by index. */
-  function scansRun(plan: string): string[] {
-    return plan
-      .split('\n')
-      .filter((line) => / on messages\b/.test(line) && !line.includes('(never executed)'))
-      .map((line) => /using (\w+)/.exec(line)?.[1] ?? line.trim());
-  }
-
   it('reads each of them by its own index, not the app’s messages', async () => {
     const pages = new MessagePagesRepository(explaining.db);
     for (const affix of ['prepend', 'append'] as const) {
@@ -75,7 +67,7 @@ describe('a user’s messages across their conversations', { skip: TEST_ENGINE !
       const texts = page.rows.map((row) => (row.data as { text: string }).text);
       assert.deepEqual(texts, ['first', 'to the group', 'second']);
       const plan = explaining.plans.find((text) => text.includes('from messages')) ?? '';
-      const scans = scansRun(plan);
+      const scans = scansRun(plan, 'messages');
       assert.ok(scans.length > 0, plan);
       assert.deepEqual(new Set(scans), new Set(['messages_app_conversation']), plan);
     }
@@ -90,6 +82,6 @@ describe('a user’s messages across their conversations', { skip: TEST_ENGINE !
       ['to c1', 'to c2', 'to c3'],
     );
     const plan = explaining.plans.find((text) => text.includes('from messages')) ?? '';
-    assert.ok(!scansRun(plan).includes('messages_app_conversation'), plan);
+    assert.ok(!scansRun(plan, 'messages').includes('messages_app_conversation'), plan);
   });
 });
