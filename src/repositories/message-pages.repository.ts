@@ -87,7 +87,8 @@ export class MessagePagesRepository {
    * membership to check. A history page is then one round trip, and its rows travel as one
    * JSON value (see json-rows.ts).
    *
-   * The page is a keyset page (`WHERE id > / < cursor ORDER BY id LIMIT n`, never an offset), so
+   * The page is a keyset page (`WHERE id > / < cursor ORDER BY id LIMIT n`, never an offset;
+   * one conversation's as a range of (conversation_id, id), see message-page-query.ts), so
    * it costs the same anywhere in the history and messages arriving between pages neither shift
    * nor repeat what was read.
    *
