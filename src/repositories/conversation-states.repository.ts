@@ -6,7 +6,7 @@ import { extended } from '../domain/objects.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
 import type { GroupRow } from './groups.repository.js';
 import { GROUP_ROW, MESSAGE_ROW, type ConversationStateRow, type MessageRow } from './row-codecs.js';
-import { escapeLike } from './sql-helpers.js';
+import { conversationMessages, conversationMessagesOrder, escapeLike } from './sql-helpers.js';
 import { USER_ROW, type UserRow } from './users.repository.js';
 
 export type { ConversationStateRow } from './row-codecs.js';
@@ -265,25 +265,17 @@ export class ConversationStatesRepository {
 /**
  * The messages of conversation m unread by `uid`: after their read mark and what they cleared,
  * not their own, not action messages, not deleted, and in a group not sent before they joined.
- * To be read with a limit.
- *
- * A range of the (app_id, conversation_id, id) index, written so that only that index can
- * serve it: "this conversation, after the mark" as `(conversation, id) > (m's, mark)` and
- * `conversation <= m's` (the same rows), in the index's order. Written as `conversation = m's
- * and id > mark`, the app's primary key (app_id, id) served it as well, and where the
- * statistics say the app's messages are all in one conversation (analysed while one long
- * conversation was all there was) PostgreSQL walked the app's messages from the mark, past
- * every other conversation's: 12–40 ms for a conversation never read (docs/performance.md).
- * An equality would also make the order by conversation redundant to the planner.
+ * A range of the conversation's index, in its order (conversationMessages: with statistics of
+ * one long conversation, a conversation never read was counted by walking the app's messages
+ * from its first, 12–40 ms each). To be read with a limit.
  */
 function unreadMessages(appId: string, uid: string): RawBuilder<unknown> {
+  const mark = 'greatest(coalesce(s.read_message_id, 0), coalesce(s.cleared_message_id, 0))';
   return sql`select 1 as one from messages um
-    where um.app_id = ${appId}
-      and (um.conversation_id, um.id) > (m.conversation_id, greatest(coalesce(s.read_message_id, 0), coalesce(s.cleared_message_id, 0)))
-      and um.conversation_id <= m.conversation_id
+    where um.app_id = ${appId} and ${sql.raw(conversationMessages('um', 'm.conversation_id', { after: mark }))}
       and um.sender <> ${uid} and um.category <> 'action' and um.deleted_at is null
       and (m.joined_at is null or um.sent_at >= m.joined_at)
-    order by um.conversation_id, um.id`;
+    ${sql.raw(conversationMessagesOrder('um', 'asc'))}`;
 }
 
 /**

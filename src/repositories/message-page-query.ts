@@ -4,7 +4,7 @@
  * user's messages across their conversations.
  */
 import type { ReceiverType } from '../db/schema.js';
-import { escapeLike } from './sql-helpers.js';
+import { conversationMessages, conversationMessagesOrder, escapeLike } from './sql-helpers.js';
 import type { SqlParams } from './sql-text.js';
 
 /** What a message list keeps; every field narrows it. */
@@ -136,28 +136,14 @@ function idOrder({ append, limit }: Keyset): string {
   return `order by messages.id ${append ? 'asc' : 'desc'} limit ${limit}`;
 }
 
-/**
- * The messages of one conversation (`conversation`, an expression) after or before the cursor,
- * written as ranges of (conversation_id, id), read in that order (conversationOrder): the same
- * rows as `conversation_id = c and id < cursor`, but only the conversation's index
- * (app_id, conversation_id, id) can serve them. Written as an equality, the app's primary key
- * (app_id, id) served them too, and where the statistics say the app's messages are nearly all
- * in one conversation (taken before the others grew: after an import, or with autovacuum
- * behind) PostgreSQL walked the app's messages backward past every other conversation's, the
- * whole app for a short one (docs/performance.md). An equality would also make the order by
- * conversation redundant to the planner.
- */
+/** The page's messages of one conversation (an expression), from the cursor (see conversationMessages). */
 function conversationRange(conversation: string, { append, cursorId }: Keyset): string[] {
-  const c = `${conversation} collate "C"`;
-  if (cursorId === undefined) return [`messages.conversation_id >= ${c}`, `messages.conversation_id <= ${c}`];
-  return append
-    ? [`(messages.conversation_id, messages.id) > (${c}, ${cursorId})`, `messages.conversation_id <= ${c}`]
-    : [`(messages.conversation_id, messages.id) < (${c}, ${cursorId})`, `messages.conversation_id >= ${c}`];
+  if (cursorId === undefined) return [conversationMessages('messages', conversation)];
+  return [conversationMessages('messages', conversation, append ? { after: cursorId } : { before: cursorId })];
 }
 
 function conversationOrder({ append, limit }: Keyset): string {
-  const direction = append ? 'asc' : 'desc';
-  return `order by messages.conversation_id ${direction}, messages.id ${direction} limit ${limit}`;
+  return `${conversationMessagesOrder('messages', append ? 'asc' : 'desc')} limit ${limit}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { moveLastMessageBack } from './message-store/conversation-moves.js';
+import { conversationMessages } from './sql-helpers.js';
 import type { Executor } from '../db/transaction.js';
 
 /** What one purge step did: where the next starts, and whether the app's messages are all scanned. */
@@ -61,7 +62,7 @@ export class UserPurgeRepository {
       await moveLastMessageBack(appId, conversations, ids).execute(tx);
       await sql`delete from conversations c
                 where c.app_id = ${appId} and c.conversation_id = any(${conversations}::text[])
-                  and not exists (select 1 from messages m where m.app_id = c.app_id and m.conversation_id = c.conversation_id)`.execute(tx);
+                  and not exists (select 1 from messages m where m.app_id = c.app_id and ${sql.raw(conversationMessages('m', 'c.conversation_id'))})`.execute(tx);
     }
     return { scannedTo: row.scanned_to, done: Number(row.scanned) < window, deleted: ids.length };
   }

@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { conversationMessages, conversationMessagesOrder } from '../sql-helpers.js';
 
 /**
  * How a conversation moves when messages are stored in it, written once: every statement that
@@ -91,11 +92,12 @@ export function createSides(appId: string, pairs: RawBuilder<unknown>): RawBuild
 /**
  * After the messages `removedIds` were taken away from `conversations`: each conversation whose
  * last message was one of them moves back to the newest message left (none when it has none).
- * A statement.
+ * A statement. The newest left is read by the conversation's index (conversationMessages).
  */
 export function moveLastMessageBack(appId: string, conversations: readonly string[], removedIds: readonly string[]): RawBuilder<never> {
   return sql`
     update conversations c
-    set last_message_id = (select max(m.id) from messages m where m.app_id = c.app_id and m.conversation_id = c.conversation_id)
+    set last_message_id = (select m.id from messages m where m.app_id = c.app_id and ${sql.raw(conversationMessages('m', 'c.conversation_id'))}
+                           ${sql.raw(conversationMessagesOrder('m', 'desc'))} limit 1)
     where c.app_id = ${appId} and c.conversation_id = any(${conversations}::text[]) and c.last_message_id = any(${removedIds}::bigint[])`;
 }
