@@ -66,7 +66,9 @@ export function pageQuery(p: SqlParams, app: string, filter: MessageFilter, curs
   const where = [`messages.app_id = ${app}`];
   const any = (values: readonly string[]) => `any(${p.typed(values, 'text[]')})`;
   const conversationId = filter.conversationId === undefined ? undefined : p.shared(filter.conversationId, 'text');
-  if (filter.conversationIn !== undefined) {
+  // Listed conversations alone are read each by its index (eachConversationQuery, below).
+  const listed = filter.conversationIn?.length && !conversationId && filter.visibleTo === undefined ? filter.conversationIn : undefined;
+  if (filter.conversationIn !== undefined && !listed) {
     where.push(filter.conversationIn.length === 0 ? 'false' : `messages.conversation_id = ${any(filter.conversationIn)}`);
   }
   if (filter.receiverType) where.push(`messages.receiver_type = ${p.param(filter.receiverType)}`);
@@ -116,6 +118,7 @@ export function pageQuery(p: SqlParams, app: string, filter: MessageFilter, curs
   const keyset: Keyset = { append, cursorId: cursor.id === undefined ? undefined : p.typed(cursor.id, 'bigint'), limit: cursor.limit };
   if (conversationId) where.push(...conversationRange(conversationId(), keyset));
   if (filter.visibleTo !== undefined) return visiblePageQuery(p, app, p.param(filter.visibleTo), where, keyset);
+  if (listed) return eachConversationQuery(`select distinct unnest(${p.typed(listed, 'text[]')})`, where, keyset);
   if (conversationId) return `select * from messages where ${where.join(' and ')} ${conversationOrder(keyset)}`;
   return `select * from messages where ${[...where, ...idRange(keyset)].join(' and ')} ${idOrder(keyset)}`;
 }
@@ -147,6 +150,20 @@ function conversationOrder({ append, limit }: Keyset): string {
 }
 
 /**
+ * The page of the messages `where` keeps in the conversations that `conversations` (a query of
+ * their keys) lists: each conversation's page read by its index (conversationMessages) and the
+ * pages merged, so the cost follows the conversations listed, not the app's size. `gate`: a
+ * condition for running it at all (a one-time filter).
+ */
+function eachConversationQuery(conversations: string, where: string[], keyset: Keyset, gate = 'true'): string {
+  const each = [...where, ...conversationRange('listed.conversation_id', keyset)].join(' and ');
+  return `select messages.* from (${conversations}) as listed (conversation_id)
+            cross join lateral (select * from messages where ${each} ${conversationOrder(keyset)}) as messages
+          where ${gate}
+          order by id ${keyset.append ? 'asc' : 'desc'} limit ${keyset.limit}`;
+}
+
+/**
  * Up to this many conversations, a user's messages across them (MessageFilter.visibleTo) are
  * read conversation by conversation (see visiblePageQuery).
  */
@@ -171,10 +188,7 @@ function visiblePageQuery(p: SqlParams, app: string, uid: string, where: string[
                    union all
                    select 'group_' || guid from group_members where app_id = ${app} and uid = ${uid}`;
   const few = `(select count(*) from (${visible} limit ${VISIBLE_CONVERSATIONS_READ_EACH + 1}) as v) <= ${VISIBLE_CONVERSATIONS_READ_EACH}`;
-  const each = [...where, ...conversationRange('visible.conversation_id', keyset)].join(' and ');
-  return `(select messages.* from (${visible}) as visible
-             cross join lateral (select * from messages where ${each} ${conversationOrder(keyset)}) as messages
-           where ${few} ${order})
+  return `(${eachConversationQuery(visible, where, keyset, few)})
           union all
           (select * from messages
            where ${[...where, ...idRange(keyset)].join(' and ')} and not ${few}

@@ -4,7 +4,8 @@
  * or with autovacuum behind); two short conversations started after them, with the long one going
  * on. Written as `conversation_id = c`, each read below was served by the app's primary key,
  * walking past every message of the long conversation: a short conversation's history page, a
- * user's messages across their conversations, a conversation list's unread counts, the last
+ * user's messages across their conversations, conversations listed by key, a conversation
+ * list's unread counts, the last
  * message moved back after a removal, and a purge's check for conversations left empty
  * (repositories/sql-helpers.ts, conversationMessages). The plans are read through auto_explain
  * (test/helpers/plans.ts).
@@ -88,6 +89,11 @@ describe('reads of one conversation’s messages, with statistics of one long co
 
   it('a user’s messages across their conversations (list-all-messages on their behalf)', async () => {
     assert.deepEqual(await page({ visibleTo: 'u3' }, { affix: 'prepend', limit: 50 }), ['x1', 'x2', 'x3', 'y1', 'y2', 'y3']);
+    assert.deepEqual(new Set(scans('from messages', 'messages')), new Set(['messages_app_conversation']));
+  });
+
+  it('the messages of conversations listed by key (list-all-messages with a conversationId)', async () => {
+    assert.deepEqual(await page({ conversationIn: ['u3:u4', 'u3:u5'] }, { affix: 'prepend', limit: 4 }), ['x3', 'y1', 'y2', 'y3']);
     assert.deepEqual(new Set(scans('from messages', 'messages')), new Set(['messages_app_conversation']));
   });
 
