@@ -116,7 +116,7 @@ export function pageQuery(p: SqlParams, app: string, filter: MessageFilter, curs
   if (!Number.isSafeInteger(cursor.limit)) throw new Error(`not an integer limit: ${cursor.limit}`);
   const append = cursor.affix === 'append';
   const keyset: Keyset = { append, cursorId: cursor.id === undefined ? undefined : p.typed(cursor.id, 'bigint'), limit: cursor.limit };
-  if (conversationId) where.push(...conversationRange(conversationId(), keyset));
+  if (conversationId) where.push(conversationRange(conversationId(), keyset));
   if (filter.visibleTo !== undefined) return visiblePageQuery(p, app, p.param(filter.visibleTo), where, keyset);
   if (listed) return eachConversationQuery(`select distinct unnest(${p.typed(listed, 'text[]')})`, where, keyset);
   if (conversationId) return `select * from messages where ${where.join(' and ')} ${conversationOrder(keyset)}`;
@@ -140,9 +140,9 @@ function idOrder({ append, limit }: Keyset): string {
 }
 
 /** The page's messages of one conversation (an expression), from the cursor (see conversationMessages). */
-function conversationRange(conversation: string, { append, cursorId }: Keyset): string[] {
-  if (cursorId === undefined) return [conversationMessages('messages', conversation)];
-  return [conversationMessages('messages', conversation, append ? { after: cursorId } : { before: cursorId })];
+function conversationRange(conversation: string, { append, cursorId }: Keyset): string {
+  if (cursorId === undefined) return conversationMessages('messages', conversation);
+  return conversationMessages('messages', conversation, append ? { after: cursorId } : { before: cursorId });
 }
 
 function conversationOrder({ append, limit }: Keyset): string {
@@ -156,7 +156,7 @@ function conversationOrder({ append, limit }: Keyset): string {
  * condition for running it at all (a one-time filter).
  */
 function eachConversationQuery(conversations: string, where: string[], keyset: Keyset, gate = 'true'): string {
-  const each = [...where, ...conversationRange('listed.conversation_id', keyset)].join(' and ');
+  const each = [...where, conversationRange('listed.conversation_id', keyset)].join(' and ');
   return `select messages.* from (${conversations}) as listed (conversation_id)
             cross join lateral (select * from messages where ${each} ${conversationOrder(keyset)}) as messages
           where ${gate}

@@ -2,12 +2,12 @@ import { sql } from 'kysely';
 import type { Executor } from '../db/transaction.js';
 import type { GroupRow } from './groups.repository.js';
 import { GROUP_ROW, MESSAGE_ROW, STATE_ROW, type ConversationStateRow, type MessageRow } from './row-codecs.js';
-import type { ReactionCount } from './reactions.repository.js';
 import { pageQuery, type MessageCursor, type MessageFilter } from './message-page-query.js';
+import type { ReactionCount } from './reactions.repository.js';
 import { SqlParams } from './sql-text.js';
+import { USER_ROW, type UserRow } from './users.repository.js';
 
 export type { MessageCursor, MessageFilter } from './message-page-query.js';
-import { USER_ROW, type UserRow } from './users.repository.js';
 
 /** What readPage reads besides the page itself. */
 export interface PageReads {
