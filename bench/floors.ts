@@ -1,18 +1,9 @@
 // The floors (bench/floor-server.ts): the same loads as Parley's uncached history page and 1:1
 // send, against bare Fastify and pg doing the least either could do. What they reach, as a
 // ratio of the same baselines, is what this machine allows any design (docs/performance.md).
-import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
+import { runLoad, type LoadOptions, type LoadResult, type ScenarioReport } from './lib/load.js';
 import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 import { sendScenarios } from './lib/send-load.js';
-
-export interface FloorRow {
-  scenario: string;
-  engine: string;
-  connections: number;
-  result: LoadResult;
-  baseline: string;
-  baselineRate: number;
-}
 
 export interface FloorRun {
   databaseUrl: string;
@@ -23,7 +14,7 @@ export interface FloorRun {
   fastifyPage: Map<number, LoadResult>;
   /** Measures (and logs) a raw INSERT rate at this concurrency. */
   rawInsert: (connections: number, when: string) => Promise<number>;
-  report: (row: FloorRow) => void;
+  report: (row: ScenarioReport) => void;
 }
 
 export async function floorScenarios(run: FloorRun): Promise<void> {

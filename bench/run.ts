@@ -24,7 +24,7 @@ import { describe as describeImport, importThroughput, type ImportBenchResult } 
 import { describe as describeMemory, importMemory, type ImportMemoryResult } from './import-memory.js';
 import { describe as describeSoak, soak, type SoakResult } from './soak.js';
 import { describeCrash, runCrashScenario, type CrashReport } from './lib/crash.js';
-import { runLoad, type LoadOptions, type LoadResult } from './lib/load.js';
+import { runLoad, type LoadOptions, type LoadResult, type ScenarioReport } from './lib/load.js';
 import { postgresDatabases } from './lib/postgres.js';
 import { sendScenarios } from './lib/send-load.js';
 import { describeHardening, hardeningAB, type HardeningAbResult } from './hardening-ab.js';
@@ -62,22 +62,15 @@ const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@
 const CONCURRENCIES = values.connections!.split(',').filter(Boolean).map(Number);
 const { postgresReachable, withPostgresDatabase } = postgresDatabases(ADMIN_URL);
 
-interface Row {
-  scenario: string;
-  engine: string;
-  connections: number;
-  result: LoadResult;
-  baseline: string;
-  baselineRate: number;
+interface Row extends ScenarioReport {
   ratio: number;
-  serverRssMb?: number;
 }
 const rows: Row[] = [];
 const wanted = (name: string) => !values.only || name.includes(values.only);
 /** The scenarios that drive a Parley server with autocannon (and need the Fastify baselines). */
 const LOAD_SCENARIOS = ['get user', 'list users', 'list members', 'history page', 'add 25 members', 'send message', 'create user'];
 
-function report(row: Omit<Row, 'ratio'>) {
+function report(row: ScenarioReport) {
   const ratio = row.result.requestsPerSecond / row.baselineRate;
   rows.push({ ...row, ratio });
   const r = row.result;

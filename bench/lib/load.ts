@@ -11,6 +11,17 @@ export interface LoadResult {
   cpuMicrosPerRequest?: Record<string, number>;
 }
 
+/** A scenario's result against its baseline, as the bench reports it (its ratio is computed from these). */
+export interface ScenarioReport {
+  scenario: string;
+  engine: string;
+  connections: number;
+  result: LoadResult;
+  baseline: string;
+  baselineRate: number;
+  serverRssMb?: number;
+}
+
 export interface LoadOptions {
   url: string;
   connections: number;
