@@ -1,7 +1,8 @@
 // A Parley server for benchmarks: plain HTTP on loopback, one app, seeded users.
 // Env: BENCH_ENGINE=pglite|postgres, DATABASE_URL (postgres), BENCH_USERS (how many to seed),
 // BENCH_WITHOUT (edgeChecks,rateLimits: parts left out, for bench/hardening-ab.ts),
-// BENCH_HISTORY (sizes of the 1:1 conversations to seed, e.g. 1000,1000000), PARLEY_RATE_LIMITS
+// BENCH_HISTORY (sizes of the 1:1 conversations to seed, e.g. 1000,1000000; BENCH_HISTORY_SHOWN=0
+// seeds them without stored message texts, as rows from before migration 0017), PARLEY_RATE_LIMITS
 // (default: limits that never bind), BENCH_WEBHOOK_URL (a webhook on message_sent posting there,
 // for bench/webhooks.ts; a loopback URL needs PARLEY_WEBHOOK_ALLOW_PRIVATE=1).
 import fs from 'node:fs';
@@ -12,6 +13,7 @@ import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/domain/context.js';
 import { userConversationKey } from '../src/domain/conversation-id.js';
 import { createLogger, startServer } from '../src/server.js';
+import { shownText } from '../src/services/views/shown-messages.js';
 import { announceReady } from './lib/processes.js';
 
 const engine = process.env.BENCH_ENGINE ?? 'pglite';
@@ -74,14 +76,23 @@ for (const [index, size] of histories.entries()) {
   await sql`insert into conversations (app_id, conversation_id, conversation_type) values (${app.appId}, ${conversationId}, 'user')`.execute(server.database.db);
   await sql`insert into user_conversations (app_id, uid, conversation_id, conversation_with)
             values (${app.appId}, ${a}, ${conversationId}, ${b}), (${app.appId}, ${b}, ${conversationId}, ${a})`.execute(server.database.db);
-  for (let from = 0; from < size; from += 100_000) {
-    const to = Math.min(size, from + 100_000) - 1;
-    await sql`insert into messages (app_id, conversation_id, sender, receiver, receiver_type, category, type, data, sent_at)
+  for (let from = 0; from < size; from += 20_000) {
+    const to = Math.min(size, from + 20_000) - 1;
+    // Each message's stored text, as a send stores it (shownText), unless BENCH_HISTORY_SHOWN=0:
+    // rows stored before migration 0017, rendered from their columns.
+    const shown: Array<string | null> = [];
+    for (let i = from; i <= to; i++) {
+      const [sender, receiver] = i % 2 === 0 ? [a, b] : [b, a];
+      const message = { conversationId, sender, receiver, receiverType: 'user' as const, category: 'message', type: 'text', tags: [], mentionedUids: [], muid: null };
+      const data = { text: `Message ${i} of a long conversation` };
+      shown.push(process.env.BENCH_HISTORY_SHOWN === '0' ? null : shownText({ ...message, data, dataJson: JSON.stringify(data) }));
+    }
+    await sql`insert into messages (app_id, conversation_id, sender, receiver, receiver_type, category, type, data, sent_at, shown)
               select ${app.appId}, ${conversationId}, case when i % 2 = 0 then ${a} else ${b} end,
                      case when i % 2 = 0 then ${b} else ${a} end, 'user', 'message', 'text',
                      json_build_object('text', 'Message ' || i || ' of a long conversation'),
-                     now() - make_interval(secs => ${size}::int - i)
-              from generate_series(${from}::int, ${to}::int) as i`.execute(server.database.db);
+                     now() - make_interval(secs => ${size}::int - i), shown
+              from (select s.shown, ${from}::int + s.k::int - 1 as i from unnest(${shown}::text[]) with ordinality as s(shown, k)) as g`.execute(server.database.db);
   }
   await sql`update conversations set last_message_id = (select max(id) from messages where app_id = ${app.appId} and conversation_id = ${conversationId})
             where app_id = ${app.appId} and conversation_id = ${conversationId}`.execute(server.database.db);

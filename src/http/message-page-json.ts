@@ -1,4 +1,5 @@
 import type { Message } from '../services/views/messages.view.js';
+import { ShownMessage } from '../services/views/shown-messages.js';
 
 /**
  * A history page's JSON text (the body of the two history lists: see RenderedPages).
@@ -16,8 +17,20 @@ import type { Message } from '../services/views/messages.view.js';
  * A marker holds the NUL character, which no stored text can (domain/text.ts refuses it at the
  * edge and in imports, and PostgreSQL cannot store it). Should the text hold a marker's form
  * more often than messages were marked even so, the page is written by JSON.stringify whole.
+ *
+ * A page with messages read as their stored text (ShownMessage, their text made with the page)
+ * is their texts joined, the others' written by JSON.stringify.
  */
-export function messagePageJson(page: { data: Message[]; meta: unknown }): string {
+export function messagePageJson(page: { data: Array<Message | ShownMessage>; meta: unknown }): string {
+  if (page.data.some((item) => item instanceof ShownMessage)) {
+    const texts = page.data.map((item) => (item instanceof ShownMessage ? item.text : JSON.stringify(item)));
+    return `{"data":[${texts.join(',')}],"meta":${JSON.stringify(page.meta)}}`;
+  }
+  return messagesJson(page as { data: Message[]; meta: unknown });
+}
+
+/** messagePageJson of rendered messages: their entities written once per pair. */
+function messagesJson(page: { data: Message[]; meta: unknown }): string {
   const texts: string[] = [];
   const pairs = new Map<object, Map<object, number>>();
   const saved = new Array<Message['data']['entities'] | undefined>(page.data.length);

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import type { GroupRow } from './groups.repository.js';
 import { GROUP_ROW, MESSAGE_ROW, STATE_ROW, type ConversationStateRow, type MessageRow } from './row-codecs.js';
@@ -20,6 +21,8 @@ export interface PageReads {
   membership?: { uid: string; guid: string };
   /** A page of one conversation, versioned (see pageVersion). */
   conversation?: PageConversation;
+  /** Messages with a stored text (migration 0017) read as it (MessagePage.shown), not as rows. */
+  shown?: boolean;
 }
 
 /**
@@ -48,7 +51,10 @@ export interface PageCheck {
 
 /** A page of messages with everything it is shown with (see readPage). */
 export interface MessagePage {
+  /** Its messages read as rows: all of them, or with PageReads.shown those without a stored text. */
   rows: MessageRow[];
+  /** With PageReads.shown, its messages read as their stored text; both lists in id order. */
+  shown: ShownRow[];
   /** The users and groups the page names (senders, receivers, mentions), and those of PageReads. */
   users: UserRow[];
   groups: GroupRow[];
@@ -58,6 +64,28 @@ export interface MessagePage {
   states: ConversationStateRow[];
   isMember: boolean;
   isBanned: boolean;
+}
+
+/**
+ * A message read as its stored text (messages.shown: shownText in services/views/shown-messages.ts),
+ * with the columns that what the page splices in is made from. Times in Unix seconds.
+ */
+export interface ShownRow {
+  id: string;
+  sentAt: number;
+  /** Null: it was not updated (then it is sentAt). */
+  updatedAt: number | null;
+  sender: string;
+  receiver: string;
+  receiver_type: ReceiverType;
+  conversation_id: string;
+  mentioned_uids: string[];
+  tags: string[];
+  /** A stored text is never an import's with source receipts. */
+  delivered_at: null;
+  read_at: null;
+  /** The stored text. */
+  shown: string;
 }
 
 /** One page to read (readPage's arguments). */
@@ -174,6 +202,7 @@ interface PageRow {
   guids: string[];
   version: string | null;
   messages: unknown[][] | null;
+  shown: string | null;
   users: unknown[][] | null;
   groups: unknown[][] | null;
   reactions: Array<[string, string, number, boolean]> | null;
@@ -215,7 +244,7 @@ function pageStatement({ appId, filter, cursor, reads }: PageRead): PageStatemen
       where r.app_id = ${app} and r.message_id = any(array(select id from page))
     ), s as ${states}, m as ${membership}
     select asked.uids, asked.guids, m.is_member, m.is_banned, ${version} as version,
-      (select json_agg(${MESSAGE_ROW.selectText('p')} order by p.id) from page p) as messages,
+      ${messagesOf(reads)},
       (select json_agg(${USER_ROW.selectText('u')}) from u) as users,
       (select json_agg(${GROUP_ROW.selectText('g')}) from g) as groups,
       (select json_agg(json_build_array(c.message_id::text, c.reaction, c.count, c.mine) order by c.message_id, c.first)
@@ -236,6 +265,7 @@ function pageResult(reads: PageReads, row: PageRow): PageResult {
   }
   const page: MessagePage = {
     rows: (row.messages ?? []).map(MESSAGE_ROW.read),
+    shown: row.shown === null ? [] : row.shown.split(SHOWN_ROWS).map(shownRow),
     users: (row.users ?? []).map(USER_ROW.read),
     groups: (row.groups ?? []).map(GROUP_ROW.read),
     reactions,
@@ -249,6 +279,55 @@ function pageResult(reads: PageReads, row: PageRow): PageResult {
   if (reads.membership) check.membership = reads.membership;
   // page_version always answers for a conversation's page.
   return { page, versioned: { version: row.version!, check } };
+}
+
+/**
+ * The page's messages (columns `messages` and `shown` of readPage's statement): as rows, or with
+ * PageReads.shown those with a stored text as one text (ShownRow's fields, each message's
+ * joined by U+0002 and the messages by U+0001: no id holds a control character, nor does JSON
+ * text, so nothing is escaped or parsed). Read as text, a
+ * message costs PostgreSQL a fraction of the JSON array of its columns (docs/performance.md).
+ */
+function messagesOf(reads: PageReads): string {
+  const rows = `json_agg(${MESSAGE_ROW.selectText('p')} order by p.id)`;
+  if (!reads.shown) return `(select ${rows} from page p) as messages, null as shown`;
+  const fields = [
+    'p.id',
+    'extract(epoch from p.sent_at)',
+    'extract(epoch from p.updated_at)',
+    'p.sender',
+    'p.receiver',
+    'p.receiver_type',
+    'p.conversation_id',
+    `array_to_string(p.mentioned_uids, E'\\x03')`,
+    `case when cardinality(p.tags) > 0 then array_to_json(p.tags)::text end`,
+    'p.shown',
+  ];
+  return `(select ${rows} filter (where p.shown is null) from page p) as messages,
+          (select string_agg(concat(${fields.join(`, E'\\x02', `)}), E'\\x01' order by p.id) filter (where p.shown is not null) from page p) as shown`;
+}
+
+const SHOWN_ROWS = '\u0001';
+
+/** One message of the `shown` column (see messagesOf). */
+function shownRow(text: string): ShownRow {
+  const fields = text.split('\u0002');
+  if (fields.length !== 10) throw new Error(`a stored message text of ${fields.length} fields`);
+  const [id, sentAt, updatedAt, sender, receiver, receiverType, conversationId, mentioned, tags, shown] = fields as [string, string, string, string, string, string, string, string, string, string];
+  return {
+    id,
+    sentAt: Math.floor(Number(sentAt)),
+    updatedAt: updatedAt === '' ? null : Math.floor(Number(updatedAt)),
+    sender,
+    receiver,
+    receiver_type: receiverType as ReceiverType,
+    conversation_id: conversationId,
+    mentioned_uids: mentioned === '' ? [] : mentioned.split('\u0003'),
+    tags: tags === '' ? [] : (JSON.parse(tags) as string[]),
+    delivered_at: null,
+    read_at: null,
+    shown,
+  };
 }
 
 /** The conversation states a conversation's page shows: its stateUids' (CTE `s` of readPage). */

@@ -23,6 +23,8 @@ export interface NewMessage {
   muid: string | null;
   /** A thread reply: its parent's id. */
   parentId?: string;
+  /** Its stored text (shownText, services/views/shown-messages.ts); absent or null: none. */
+  shown?: string | null;
 }
 
 export class MessagesRepository {

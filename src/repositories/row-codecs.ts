@@ -3,7 +3,8 @@ import type { ConversationStatesTable, MessagesTable } from '../db/schema.js';
 import type { GroupRow } from './groups.repository.js';
 import { jsonRowCodec } from './json-rows.js';
 
-export type MessageRow = Selectable<MessagesTable>;
+/** A message's columns; its stored text (`shown`) is read by history pages alone (message-pages.repository.ts). */
+export type MessageRow = Omit<Selectable<MessagesTable>, 'shown'>;
 export type ConversationStateRow = Selectable<ConversationStatesTable>;
 
 // Rows read as JSON arrays inside larger statements (see json-rows.ts): history pages, conversation lists, sends.

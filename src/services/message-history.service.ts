@@ -20,6 +20,7 @@ import { loadReceipts, receiptsFrom, sourceReceipt, withReceipt } from './receip
 import type { UsersService } from './users.service.js';
 import type { ActorContext } from './actor.js';
 import { toMessage, type Message } from './views/messages.view.js';
+import { ShownMessage, toShownMessage } from './views/shown-messages.js';
 import { requireMembership, type MembershipFacts } from './send-rules.js';
 
 export interface ListMessagesInput {
@@ -64,7 +65,8 @@ type CursorMeta = { affix: 'append' | 'prepend'; id: string; sentAt: number };
  */
 export type { PageCheck, PageVersion };
 export interface VersionedPage {
-  page: { data: Message[]; meta: MessageListMeta };
+  /** Its messages rendered, or as their stored text (ShownMessage; messagePageJson writes both). */
+  page: { data: Array<Message | ShownMessage>; meta: MessageListMeta };
   versioned?: PageVersion;
 }
 export interface MessageListMeta {
@@ -135,7 +137,9 @@ export class MessageHistoryService {
     }
     if (input.receiverType !== undefined) filter.receiverType = input.receiverType;
     if (ctx.onBehalfOf !== undefined) filter.visibleTo = ctx.onBehalfOf;
-    return (await this.page(ctx, filter, input, {})).page;
+    const { data, meta } = (await this.page(ctx, filter, input, {})).page;
+    // Asked without PageReads.shown: every message is read as a row and rendered.
+    return { data: data.filter((message): message is Message => !(message instanceof ShownMessage)), meta };
   }
 
   /** user-list-user-messages: the conversation between the onBehalfOf user and `uid`. */
@@ -157,7 +161,7 @@ export class MessageHistoryService {
     filter.receiverType = 'user';
     // Receipts are the receiver's, marks the viewer's: both sides' states.
     const conversation = versionable(filter, input) ? { id: filter.conversationId, stateUids: uids } : undefined;
-    return this.page(ctx, filter, input, { uids, conversation }, (page) => check(page.users));
+    return this.page(ctx, filter, input, { uids, conversation, shown: true }, (page) => check(page.users));
   }
 
   /** user-list-group-messages: a group's messages, as its onBehalfOf member sees them. */
@@ -179,7 +183,7 @@ export class MessageHistoryService {
     );
     filter.conversationId = groupConversationKey(guid);
     filter.receiverType = 'group';
-    const reads: PageReads = viewer === undefined ? { guids: [guid] } : { uids: [viewer], guids: [guid], membership: { uid: viewer, guid } };
+    const reads: PageReads = viewer === undefined ? { guids: [guid], shown: true } : { uids: [viewer], guids: [guid], membership: { uid: viewer, guid }, shown: true };
     // A group message's receipts and marks are the viewer's.
     if (versionable(filter, input)) reads.conversation = { id: filter.conversationId, stateUids: viewer === undefined ? [] : [viewer] };
     return this.page(ctx, filter, input, reads, (page) =>
@@ -276,8 +280,10 @@ export class MessageHistoryService {
     };
     const { page: read, versioned } = await this.deps.readPage({ appId: ctx.appId, filter, cursor, reads: extended(reads, { viewer: ctx.onBehalfOf }) });
     check?.(read);
-    const mentionBlocks = input.mentionsWithBlockedInfo ? await this.mentionBlocks(ctx, read.rows) : undefined;
-    const data = await this.render(ctx, read.rows, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, mentionBlocks, read });
+    const mentionBlocks = input.mentionsWithBlockedInfo ? await this.mentionBlocks(ctx, [...read.rows, ...read.shown]) : undefined;
+    const options = { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, mentionBlocks };
+    const rendered = await this.render(ctx, read.rows, extended(options, { read }));
+    const data = read.shown.length === 0 ? rendered : inIdOrder(rendered, shownMessages(ctx, read, options));
     const meta: MessageListMeta = { current: { limit: cursor.limit, count: data.length } };
     const first = data[0];
     const last = data[data.length - 1];
@@ -289,7 +295,7 @@ export class MessageHistoryService {
   }
 
   /** mentionsWithBlockedInfo: the blocks between the onBehalfOf user and the users these messages mention, in one read. */
-  private async mentionBlocks(ctx: RequestContext, rows: MessageRow[]): Promise<Map<string, BlockRelation> | undefined> {
+  private async mentionBlocks(ctx: RequestContext, rows: Array<Pick<MessageRow, 'mentioned_uids'>>): Promise<Map<string, BlockRelation> | undefined> {
     return this.deps.usersService.blockRelations(ctx, [...new Set(rows.flatMap((row) => row.mentioned_uids))]);
   }
 
@@ -351,6 +357,24 @@ export class MessageHistoryService {
  */
 function versionable(filter: MessageFilter, input: ListMessagesInput): filter is MessageFilter & { conversationId: string } {
   return filter.conversationId !== undefined && filter.hideSendersBlockedBy === undefined && filter.visibleTo === undefined && !input.mentionsWithBlockedInfo;
+}
+
+/** A page's messages read as their stored text, with what the page shows them with (toShownMessage). */
+function shownMessages(ctx: RequestContext, read: MessagePage, options: { withTags: boolean; mentionsWithTagInfo?: boolean; mentionBlocks?: Map<string, BlockRelation> }): ShownMessage[] {
+  const userByUid = new Map(read.users.map((user) => [user.uid, user]));
+  const groupByGuid = new Map(read.groups.map((group) => [group.guid, group]));
+  const receipts = receiptsFrom(read.states, ctx.onBehalfOf);
+  const pairs = new Map<string, string>();
+  return read.shown.map((row) => toShownMessage(row, userByUid, groupByGuid, options, read.reactions.get(row.id), receipts(row), pairs));
+}
+
+/** Two lists of messages, each in id order, as one in id order. */
+function inIdOrder(a: Array<Message | ShownMessage>, b: Array<Message | ShownMessage>): Array<Message | ShownMessage> {
+  const merged: Array<Message | ShownMessage> = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) merged.push(BigInt(a[i]!.id) < BigInt(b[j]!.id) ? a[i++]! : b[j++]!);
+  return merged.concat(a.slice(i), b.slice(j));
 }
 
 function affixOf(input: ListMessagesInput): 'append' | 'prepend' {

@@ -13,6 +13,7 @@ import { ImportUserRecord } from '../schemas/data-import.schema.js';
 import { prepare } from './message-content.js';
 import type { MessageHistoryService } from './message-history.service.js';
 import { type Message } from './views/messages.view.js';
+import { shownText } from './views/shown-messages.js';
 
 import { MESSAGE_CHUNK, MESSAGES, validateMessage, recordsOf, check, attempt, failure, firstOfEach, chunks, distinct, inOrder, prepareUser, prepareGroup, type RecordResult, type ImportMessage, type MessageCandidate } from './import-records.js';
 import type { ImportCallDeps } from './imported-entities.js';
@@ -191,6 +192,8 @@ export class MessageImportService {
               else {
                 // Mentions are kept for active users, as on send-message.
                 c.row.mentionedUids = c.mentioned.filter((uid) => userByUid.get(uid)?.deactivated_at === null);
+                // Its stored text, as a send's (an import with source receipts has none).
+                c.row.shown = shownText(c.row);
                 return true;
               }
               return false;

@@ -13,6 +13,7 @@ import type { SendFacts } from '../repositories/send-checks.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
 import type { UsersService } from './users.service.js';
 import type { MessageStoreRepository } from '../repositories/message-store/message-store.repository.js';
+import { shownText } from './views/shown-messages.js';
 import { toMessage, type Message } from './views/messages.view.js';
 import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
 import type { MessageHistoryService } from './message-history.service.js';
@@ -155,7 +156,7 @@ export class MessagesService {
   private async newMessage(appId: string, sender: string, target: Target, prepared: Prepared): Promise<NewMessage> {
     // Field by field, not `{ ...prepared, ... }`: see domain/objects.ts.
     const mentionedUids = await this.activeMentions(appId, prepared.mentioned);
-    return {
+    const message: NewMessage = {
       conversationId: conversationIdOf(sender, target),
       sender,
       receiver: target.receiver,
@@ -169,6 +170,9 @@ export class MessagesService {
       muid: prepared.muid,
       parentId: target.parentId,
     };
+    // Its id and time are drawn when it is stored: the stored text leaves them out.
+    message.shown = shownText(message);
+    return message;
   }
 
   /** Stores a message; when a concurrent send with the same muid committed first, that one is the answer. */

@@ -3,6 +3,9 @@ import { toUnix } from '../domain/time.js';
 import type { ConversationStateRow, ConversationStatesRepository } from '../repositories/conversation-states.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
 
+/** What a message's receipts are read from. */
+type ReceiptRow = Pick<MessageRow, 'id' | 'sender' | 'receiver' | 'receiver_type' | 'conversation_id' | 'delivered_at' | 'read_at'>;
+
 export interface Receipt {
   deliveredAt?: number;
   readAt?: number;
@@ -13,7 +16,7 @@ export interface Receipt {
  * arrived and was read; the receiver sees when they did); a group message the viewer's own,
  * for messages they received (per-member receipts of a group are not kept per message).
  */
-function readerOf(row: MessageRow, viewer: string | undefined): string | undefined {
+function readerOf(row: ReceiptRow, viewer: string | undefined): string | undefined {
   if (row.receiver_type === 'user') return row.receiver;
   return viewer !== undefined && row.sender !== viewer ? viewer : undefined;
 }
@@ -42,7 +45,7 @@ export async function loadReceipts(
  * The receipts of messages, from conversation states already read for them (those of
  * loadReceipts, or more: only the states of each message's reader are used).
  */
-export function receiptsFrom(found: ConversationStateRow[], viewer: string | undefined): (row: MessageRow) => Receipt {
+export function receiptsFrom(found: ConversationStateRow[], viewer: string | undefined): (row: ReceiptRow) => Receipt {
   const byKey = new Map<string, ConversationStateRow>(found.map((state) => [`${state.uid}\u0000${state.conversation_id}`, state]));
   return (row) => {
     const uid = readerOf(row, viewer);
@@ -59,7 +62,7 @@ export function receiptsFrom(found: ConversationStateRow[], viewer: string | und
 }
 
 /** An imported message's own receipts (its source system's deliveredAt/readAt), if any. */
-export function sourceReceipt(row: MessageRow): Receipt {
+export function sourceReceipt(row: ReceiptRow): Receipt {
   const receipt: Receipt = {};
   if (row.delivered_at) receipt.deliveredAt = toUnix(row.delivered_at);
   if (row.read_at) receipt.readAt = toUnix(row.read_at);

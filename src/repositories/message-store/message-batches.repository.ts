@@ -78,7 +78,7 @@ export class MessageBatchesRepository {
       with r as (
         select * from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
           n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
-          tags json, mentioned_uids json, muid text)
+          tags json, mentioned_uids json, muid text, shown text)
       ), f as (
         -- The checks of each send (send-checks.ts), and the sender's earlier message with its muid.
         select c.*,
@@ -96,10 +96,10 @@ export class MessageBatchesRepository {
       )}
       ), ins as (
         insert into messages (app_id, id, conversation_id, sender, receiver, receiver_type, category, type, data, tags,
-                              mentioned_uids, muid, sent_at)
+                              mentioned_uids, muid, sent_at, shown)
         overriding system value
         select ${appId}, conv.id, ok.conversation_id, ok.sender, ok.receiver, ok.receiver_type, ok.category, ok.type, ok.data,
-               ${textArray(sql`ok.tags`)}, ${textArray(sql`ok.mentioned_uids`)}, ok.muid, conv.at
+               ${textArray(sql`ok.tags`)}, ${textArray(sql`ok.mentioned_uids`)}, ok.muid, conv.at, ok.shown
         from ok join conv on conv.conversation_id = ok.conversation_id
       ), ev as (${recordMessageEvents(
         appId,
@@ -138,5 +138,6 @@ function sendRecord(message: NewMessage, n: number): string {
     `"category":${JSON.stringify(message.category)},"type":${JSON.stringify(message.type)}`;
   if (message.tags.length) record += `,"tags":${JSON.stringify(message.tags)}`;
   if (message.mentionedUids.length) record += `,"mentioned_uids":${JSON.stringify(message.mentionedUids)}`;
+  if (message.shown) record += `,"shown":${JSON.stringify(message.shown)}`;
   return `${record},"muid":${JSON.stringify(message.muid)},"data":${message.dataJson}}`;
 }

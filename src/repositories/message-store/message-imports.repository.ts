@@ -59,6 +59,7 @@ export class MessageImportsRepository {
       sentAt: [] as number[],
       deliveredAt: [] as Array<number | null>,
       readAt: [] as Array<number | null>,
+      shown: [] as Array<string | null>,
     };
     for (const message of messages) {
       const known = conversations.get(message.conversationId);
@@ -83,6 +84,7 @@ export class MessageImportsRepository {
       columns.sentAt.push(message.sentAt.getTime() / 1000);
       columns.deliveredAt.push(message.deliveredAt === null ? null : message.deliveredAt.getTime() / 1000);
       columns.readAt.push(message.readAt === null ? null : message.readAt.getTime() / 1000);
+      columns.shown.push(message.shown ?? null);
     }
     const ordered = [...conversations.values()].sort((a, b) => (a.conversation_id < b.conversation_id ? -1 : 1));
     const upserted = await lockConversations(
@@ -104,15 +106,16 @@ export class MessageImportsRepository {
           unnest(${arrayLiteral(columns.muid)}::text[]),
           unnest(${arrayLiteral(columns.sentAt)}::float8[]),
           unnest(${arrayLiteral(columns.deliveredAt)}::float8[]),
-          unnest(${arrayLiteral(columns.readAt)}::float8[])
+          unnest(${arrayLiteral(columns.readAt)}::float8[]),
+          unnest(${arrayLiteral(columns.shown)}::text[])
         ) with ordinality as r(conversation_id, sender, receiver, receiver_type, category, type, data, tags, mentioned_uids, muid,
-                               sent_at, delivered_at, read_at, n)
+                               sent_at, delivered_at, read_at, shown, n)
       ), ins as (
         insert into messages (app_id, conversation_id, sender, receiver, receiver_type, category, type, data, tags, mentioned_uids,
-                              muid, sent_at, delivered_at, read_at)
+                              muid, sent_at, delivered_at, read_at, shown)
         select ${appId}, r.conversation_id, r.sender, r.receiver, r.receiver_type, r.category, r.type, r.data,
                ${textArray(sql`r.tags`)}, ${textArray(sql`r.mentioned_uids`)},
-               r.muid, to_timestamp(r.sent_at), to_timestamp(r.delivered_at), to_timestamp(r.read_at)
+               r.muid, to_timestamp(r.sent_at), to_timestamp(r.delivered_at), to_timestamp(r.read_at), r.shown
         from r order by r.n
         on conflict (app_id, sender, muid) where muid is not null do nothing
         returning id, conversation_id, sender, receiver, receiver_type, muid, sent_at, delivered_at, read_at, category, type, mentioned_uids

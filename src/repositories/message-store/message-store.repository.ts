@@ -37,11 +37,11 @@ export class MessageStoreRepository {
         returning id
       ), msg as (
         insert into messages (app_id, id, conversation_id, sender, receiver, receiver_type, category, type, data, tags,
-                              mentioned_uids, muid, parent_id, sent_at)
+                              mentioned_uids, muid, parent_id, sent_at, shown)
         overriding system value
         select ${appId}, conv.id, ${message.conversationId}, ${message.sender}, ${message.receiver}, ${message.receiverType},
                ${message.category}, ${message.type}, ${message.dataJson}::json, ${message.tags}::text[],
-               ${message.mentionedUids}::text[], ${message.muid}, ${parentId}::bigint, conv.at
+               ${message.mentionedUids}::text[], ${message.muid}, ${parentId}::bigint, conv.at, ${message.shown ?? null}::text
         from conv
         returning *
       ), ev as (${recordMessageEvents(appId, STORED_EVENTS_OF_MSG)}

@@ -84,6 +84,23 @@ function sharedGroupEntity(guid: string, group: GroupRow | undefined): Entity {
   return entity;
 }
 
+/** A message's (not an action message's) entities: its sender, and its receiver user or group. */
+export function entitiesOf(
+  row: Pick<MessageRow, 'sender' | 'receiver' | 'receiver_type' | 'conversation_id'>,
+  users: Map<string, UserRow>,
+  groups: Map<string, GroupRow>,
+  shared: boolean,
+): { sender: Entity; receiver: Entity } {
+  const userEntityFor = shared ? sharedUserEntity : userEntityOf;
+  return {
+    sender: userEntityFor(row.sender, users.get(row.sender)),
+    receiver:
+      row.receiver_type === 'user'
+        ? userEntityFor(row.receiver, users.get(row.receiver), wireConversationId(row.conversation_id))
+        : (shared ? sharedGroupEntity : groupEntity)(row.receiver, groups.get(row.receiver)),
+  };
+}
+
 export function toMessage(
   row: MessageRow,
   users: Map<string, UserRow>,
@@ -92,32 +109,13 @@ export function toMessage(
   reactions: ReactionCount[] = [],
 ): Message {
   const stored = (row.data ?? {}) as Record<string, unknown>;
-  const shared = options.shareEntities ?? true;
-  const userEntityFor = shared ? sharedUserEntity : userEntityOf;
-  const groupEntityFor = shared ? sharedGroupEntity : groupEntity;
   const data: Message['data'] = extended(stored, {
     // An action message keeps the entities stored with it: what was acted on, as it was then.
-    entities: row.category === 'action' ? (stored.entities as ActionEntities) : {
-      sender: userEntityFor(row.sender, users.get(row.sender)),
-      receiver:
-        row.receiver_type === 'user'
-          ? userEntityFor(row.receiver, users.get(row.receiver), wireConversationId(row.conversation_id))
-          : groupEntityFor(row.receiver, groups.get(row.receiver)),
-    },
+    entities: row.category === 'action' ? (stored.entities as ActionEntities) : entitiesOf(row, users, groups, options.shareEntities ?? true),
   });
-  const mentions: Record<string, unknown> = {};
-  for (const uid of row.mentioned_uids) {
-    const user = users.get(uid);
-    if (!user) continue;
-    const mentioned = toUser(user, { withTags: options.mentionsWithTagInfo ?? false });
-    // mentionsWithBlockedInfo: blockedByMe and hasBlockedMe relative to the viewer, as on get-user.
-    mentions[uid] = options.mentionBlocks ? withBlockFields(mentioned, options.mentionBlocks.get(uid)) : mentioned;
-  }
-  if (Object.keys(mentions).length) data.mentions = mentions;
-  // In data, as the vendor's reaction examples show; reactedByMe only when true.
-  if (reactions.length) {
-    data.reactions = reactions.map(({ reaction, count, reactedByMe }) => (reactedByMe ? { reaction, count, reactedByMe } : { reaction, count }));
-  }
+  const mentions = mentionsOf(row.mentioned_uids, users, options);
+  if (mentions) data.mentions = mentions;
+  if (reactions.length) data.reactions = reactionsShown(reactions);
   const message: Message = {
     id: String(row.id),
     conversationId: wireConversationId(row.conversation_id),
@@ -141,4 +139,26 @@ export function toMessage(
   if (deletedAt !== undefined) message.deletedAt = deletedAt;
   if (row.deleted_by !== null) message.deletedBy = row.deleted_by;
   return message;
+}
+
+/** A message's `data.mentions`: the mentioned users who exist, or undefined for none. */
+export function mentionsOf(
+  uids: readonly string[],
+  users: Map<string, UserRow>,
+  options: { mentionsWithTagInfo?: boolean; mentionBlocks?: Map<string, BlockRelation> },
+): Record<string, unknown> | undefined {
+  let mentions: Record<string, unknown> | undefined;
+  for (const uid of uids) {
+    const user = users.get(uid);
+    if (!user) continue;
+    const mentioned = toUser(user, { withTags: options.mentionsWithTagInfo ?? false });
+    // mentionsWithBlockedInfo: blockedByMe and hasBlockedMe relative to the viewer, as on get-user.
+    (mentions ??= {})[uid] = options.mentionBlocks ? withBlockFields(mentioned, options.mentionBlocks.get(uid)) : mentioned;
+  }
+  return mentions;
+}
+
+/** A message's `data.reactions` (in data, as the vendor's reaction examples show; reactedByMe only when true). */
+export function reactionsShown(reactions: ReactionCount[]): Array<Record<string, unknown>> {
+  return reactions.map(({ reaction, count, reactedByMe }) => (reactedByMe ? { reaction, count, reactedByMe } : { reaction, count }));
 }
