@@ -107,7 +107,7 @@ export class MessageImportsRepository {
           unnest(${arrayLiteral(columns.sentAt)}::float8[]),
           unnest(${arrayLiteral(columns.deliveredAt)}::float8[]),
           unnest(${arrayLiteral(columns.readAt)}::float8[]),
-          unnest(${arrayLiteral(columns.shown)}::text[])
+          json_array_elements_text(${JSON.stringify(columns.shown)}::json)
         ) with ordinality as r(conversation_id, sender, receiver, receiver_type, category, type, data, tags, mentioned_uids, muid,
                                sent_at, delivered_at, read_at, shown, n)
       ), ins as (
