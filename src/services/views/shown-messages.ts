@@ -1,7 +1,8 @@
 import type { BlockRelation } from '../../repositories/blocked-users.repository.js';
 import type { GroupRow } from '../../repositories/groups.repository.js';
 import type { ShownRow } from '../../repositories/message-pages.repository.js';
-import type { MessageRow, NewMessage } from '../../repositories/messages.repository.js';
+import { storedRow } from '../../repositories/message-store/message-rows.js';
+import type { NewMessage } from '../../repositories/messages.repository.js';
 import type { ReactionCount } from '../../repositories/reactions.repository.js';
 import type { UserRow } from '../../repositories/users.repository.js';
 import { entitiesOf, mentionsOf, reactionsShown, toMessage } from './messages.view.js';
@@ -15,14 +16,11 @@ import { entitiesOf, mentionsOf, reactionsShown, toMessage } from './messages.vi
 const END = '"entities":"\\u0000"}';
 /** Ids a stored text's row is read back with (message-pages.repository.ts) must not hold control characters. */
 const CONTROL = /[\u0000-\u001f]/;
-/** The time the text is rendered with (left out of it). */
+/** The time the row is rendered with (left out of its text). */
 const NO_TIME = new Date(0);
 
 /** What a message about to be stored is rendered from (a send's, a reply's, an import's). */
-export type StoredMessage = Pick<NewMessage, 'conversationId' | 'sender' | 'receiver' | 'receiverType' | 'category' | 'type' | 'dataJson' | 'data' | 'mentionedUids' | 'muid' | 'parentId'> & {
-  deliveredAt?: Date | null;
-  readAt?: Date | null;
-};
+export type StoredMessage = Omit<NewMessage, 'shown'> & { deliveredAt?: Date | null; readAt?: Date | null };
 
 /**
  * The stored text of a message about to be stored (its id and time are drawn by the statement
@@ -35,38 +33,17 @@ export type StoredMessage = Pick<NewMessage, 'conversationId' | 'sender' | 'rece
  * toMessage writes it; JSON does not order keys). toShownMessage puts the rest around it.
  */
 export function shownText(message: StoredMessage): string | null {
-  const deliveredAt = message.deliveredAt ?? null;
-  const readAt = message.readAt ?? null;
-  if (message.category === 'action' || deliveredAt !== null || readAt !== null) return null;
-  const stored = message.data ?? (JSON.parse(message.dataJson) as unknown);
+  const receipts = { deliveredAt: message.deliveredAt ?? null, readAt: message.readAt ?? null };
+  if (message.category === 'action' || receipts.deliveredAt !== null || receipts.readAt !== null) return null;
+  if (CONTROL.test(message.sender) || CONTROL.test(message.receiver) || CONTROL.test(message.conversationId) || message.mentionedUids.some((uid) => CONTROL.test(uid))) return null;
+  const row = storedRow('', message, '0', NO_TIME, receipts);
+  const stored = row.data;
   if (stored === null || typeof stored !== 'object' || Array.isArray(stored)) return null;
   for (const key of ['entities', 'mentions', 'reactions']) if (Object.hasOwn(stored, key)) return null;
-  if (CONTROL.test(message.sender) || CONTROL.test(message.receiver) || CONTROL.test(message.conversationId) || message.mentionedUids.some((uid) => CONTROL.test(uid))) return null;
-  const row: MessageRow = {
-    app_id: '',
-    id: '0',
-    conversation_id: message.conversationId,
-    sender: message.sender,
-    receiver: message.receiver,
-    receiver_type: message.receiverType,
-    category: message.category,
-    type: message.type,
-    data: stored,
-    // Mentions and tags are the page's to add (they depend on users and on the request).
-    tags: [],
-    mentioned_uids: [],
-    muid: message.muid,
-    parent_id: message.parentId ?? null,
-    reply_count: 0,
-    sent_at: NO_TIME,
-    updated_at: null,
-    edited_at: null,
-    edited_by: null,
-    deleted_at: null,
-    deleted_by: null,
-    delivered_at: deliveredAt,
-    read_at: readAt,
-  };
+  row.parent_id = message.parentId ?? null;
+  // Mentions and tags are the page's to add (they depend on users and on the request).
+  row.tags = [];
+  row.mentioned_uids = [];
   // Drawn when stored, or decided by other rows and the viewer: put around the text by toShownMessage.
   const { id: _id, sentAt: _sentAt, updatedAt: _updatedAt, data, ...rest } = toMessage(row, new Map(), new Map(), { withTags: false, shareEntities: false });
   data.entities = '\u0000' as never;
