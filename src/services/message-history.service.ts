@@ -10,10 +10,9 @@ import type { BlockRelation } from '../repositories/blocked-users.repository.js'
 import type { ConversationStatesRepository } from '../repositories/conversation-states.repository.js';
 import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
-import type { ConversationStateRow } from '../repositories/conversation-states.repository.js';
 import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
 import type { MessageCursor, MessageFilter, MessagePage, PageCheck, PageRead, PageReads, PageResult, PageVersion } from '../repositories/message-pages.repository.js';
-import type { ReactionCount, ReactionsRepository } from '../repositories/reactions.repository.js';
+import type { ReactionsRepository } from '../repositories/reactions.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
 import { guidNotFound } from './group-access.js';
 import { loadReceipts, receiptsFrom, sourceReceipt, withReceipt } from './receipts.js';
@@ -281,9 +280,7 @@ export class MessageHistoryService {
     const { page: read, versioned } = await this.deps.readPage({ appId: ctx.appId, filter, cursor, reads: extended(reads, { viewer: ctx.onBehalfOf }) });
     check?.(read);
     const mentionBlocks = input.mentionsWithBlockedInfo ? await this.mentionBlocks(ctx, [...read.rows, ...read.shown]) : undefined;
-    const options = { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, mentionBlocks };
-    const rendered = await this.render(ctx, read.rows, extended(options, { read }));
-    const data = read.shown.length === 0 ? rendered : inIdOrder(rendered, shownMessages(ctx, read, options));
+    const data = pageMessages(ctx, read, { withTags: input.withTags ?? false, mentionsWithTagInfo: input.mentionsWithTagInfo, mentionBlocks });
     const meta: MessageListMeta = { current: { limit: cursor.limit, count: data.length } };
     const first = data[0];
     const last = data[data.length - 1];
@@ -303,7 +300,7 @@ export class MessageHistoryService {
    * Messages with their entities, mentions, reactions and receipts, from one read each of users,
    * groups, reactions and receipts. `known`: users and groups the caller has just read, so
    * only the others are read. `justStored`: the messages have no reactions or receipts yet.
-   * `read`: everything was read with the rows (MessagesRepository.readPage), nothing more is.
+   * (A history page reads all of them with its rows: see pageMessages.)
    */
   async render(
     ctx: RequestContext,
@@ -314,18 +311,10 @@ export class MessageHistoryService {
       mentionBlocks?: Map<string, BlockRelation>;
       known?: { users: UserRow[]; groups: GroupRow[] };
       justStored?: boolean;
-      read?: { users: UserRow[]; groups: GroupRow[]; reactions: Map<string, ReactionCount[]>; states: ConversationStateRow[] };
     },
     tx?: Executor,
   ): Promise<Message[]> {
     if (rows.length === 0) return [];
-    const read = options.read;
-    if (read) {
-      const userByUid = new Map(read.users.map((user) => [user.uid, user]));
-      const groupByGuid = new Map(read.groups.map((group) => [group.guid, group]));
-      const receipts = receiptsFrom(read.states, ctx.onBehalfOf);
-      return rows.map((row) => withReceipt(toMessage(row, userByUid, groupByGuid, options, read.reactions.get(String(row.id))), receipts(row)));
-    }
     const fresh = options.justStored;
     const userByUid = new Map(options.known?.users.map((user) => [user.uid, user]));
     const groupByGuid = new Map(options.known?.groups.map((group) => [group.guid, group]));
@@ -359,13 +348,24 @@ function versionable(filter: MessageFilter, input: ListMessagesInput): filter is
   return filter.conversationId !== undefined && filter.hideSendersBlockedBy === undefined && filter.visibleTo === undefined && !input.mentionsWithBlockedInfo;
 }
 
-/** A page's messages read as their stored text, with what the page shows them with (toShownMessage). */
-function shownMessages(ctx: RequestContext, read: MessagePage, options: { withTags: boolean; mentionsWithTagInfo?: boolean; mentionBlocks?: Map<string, BlockRelation> }): ShownMessage[] {
+/**
+ * A page's messages with their entities, mentions, reactions and receipts, from what was read
+ * with them (MessagePagesRepository.readPage, nothing more is read): those read as rows
+ * rendered (toMessage), those read as their stored text made up around it (toShownMessage).
+ */
+function pageMessages(
+  ctx: RequestContext,
+  read: MessagePage,
+  options: { withTags: boolean; mentionsWithTagInfo?: boolean; mentionBlocks?: Map<string, BlockRelation> },
+): Array<Message | ShownMessage> {
   const userByUid = new Map(read.users.map((user) => [user.uid, user]));
   const groupByGuid = new Map(read.groups.map((group) => [group.guid, group]));
   const receipts = receiptsFrom(read.states, ctx.onBehalfOf);
+  const rendered = read.rows.map((row) => withReceipt(toMessage(row, userByUid, groupByGuid, options, read.reactions.get(String(row.id))), receipts(row)));
+  if (read.shown.length === 0) return rendered;
   const pairs = new Map<string, string>();
-  return read.shown.map((row) => toShownMessage(row, userByUid, groupByGuid, options, read.reactions.get(row.id), receipts(row), pairs));
+  const shown = read.shown.map((row) => toShownMessage(row, userByUid, groupByGuid, options, read.reactions.get(row.id), receipts(row), pairs));
+  return inIdOrder(rendered, shown);
 }
 
 /** Two lists of messages, each in id order, as one in id order. */
