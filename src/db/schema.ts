@@ -187,7 +187,7 @@ export interface MessagesTable {
   /** An imported message's source receipts (0008); NULL otherwise. */
   delivered_at: NullableTimestamp;
   read_at: NullableTimestamp;
-  /** The message's stored text (0017, shownText in services/views/messages.view.ts); NULL: rendered from the columns. */
+  /** The message's stored text (0017, shownText in services/views/shown-messages.ts); NULL: rendered from the columns. */
   shown: ColumnType<string | null, string | null | undefined, string | null>;
 }
 

@@ -285,8 +285,8 @@ function pageResult(reads: PageReads, row: PageRow): PageResult {
  * The page's messages (columns `messages` and `shown` of readPage's statement): as rows, or with
  * PageReads.shown those with a stored text as one text (ShownRow's fields, each message's
  * joined by U+0002 and the messages by U+0001: no id holds a control character, nor does JSON
- * text, so nothing is escaped or parsed). Read as text, a
- * message costs PostgreSQL a fraction of the JSON array of its columns (docs/performance.md).
+ * text, so nothing is escaped or parsed). Read as text, a message costs PostgreSQL a fraction
+ * of the JSON array of its columns (docs/performance.md).
  */
 function messagesOf(reads: PageReads): string {
   const rows = `json_agg(${MESSAGE_ROW.selectText('p')} order by p.id)`;

@@ -1,5 +1,5 @@
 -- A message's text as every viewer sees it, stored when the message is (docs/performance.md,
--- "Stored message text"): the one renderer's output (shownText, services/views/messages.view.ts)
+-- "Stored message text"): the one renderer's output (shownText, services/views/shown-messages.ts)
 -- cut where what is not the row's own goes in (its id and times, drawn by the statement that
 -- stores it; its entities, mentions, reactions, tags and receipts, which other rows and the
 -- viewer decide). A history page reads it as text and splices those in, instead of reading,
