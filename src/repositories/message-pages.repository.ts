@@ -265,7 +265,7 @@ function pageResult(reads: PageReads, row: PageRow): PageResult {
   }
   const page: MessagePage = {
     rows: (row.messages ?? []).map(MESSAGE_ROW.read),
-    shown: row.shown === null ? [] : row.shown.split(SHOWN_ROWS).map(shownRow),
+    shown: row.shown === null ? [] : shownRows(row.shown),
     users: (row.users ?? []).map(USER_ROW.read),
     groups: (row.groups ?? []).map(GROUP_ROW.read),
     reactions,
@@ -307,28 +307,62 @@ function messagesOf(reads: PageReads): string {
           (select string_agg(concat(${fields.join(`, E'\\x02', `)}), E'\\x01' order by p.id) filter (where p.shown is not null) from page p) as shown`;
 }
 
-const SHOWN_ROWS = '\u0001';
+/**
+ * The messages of the `shown` column (see messagesOf), read by finding each separator in the
+ * one text rather than splitting it into arrays of parts (docs/performance.md).
+ */
+function shownRows(text: string): ShownRow[] {
+  const rows: ShownRow[] = [];
+  for (let start = 0; ; ) {
+    let end = text.indexOf(SHOWN_ROWS, start);
+    if (end < 0) end = text.length;
+    rows.push(shownRow(text, start, end));
+    if (end === text.length) return rows;
+    start = end + 1;
+  }
+}
 
-/** One message of the `shown` column (see messagesOf). */
-function shownRow(text: string): ShownRow {
-  const fields = text.split('\u0002');
-  if (fields.length !== 10) throw new Error(`a stored message text of ${fields.length} fields`);
-  const [id, sentAt, updatedAt, sender, receiver, receiverType, conversationId, mentioned, tags, shown] = fields as [string, string, string, string, string, string, string, string, string, string];
+/** The message of `text` from `start` to `end` (its fields, in messagesOf's order). */
+function shownRow(text: string, start: number, end: number): ShownRow {
+  const f1 = fieldEnd(text, start, end);
+  const f2 = fieldEnd(text, f1 + 1, end);
+  const f3 = fieldEnd(text, f2 + 1, end);
+  const f4 = fieldEnd(text, f3 + 1, end);
+  const f5 = fieldEnd(text, f4 + 1, end);
+  const f6 = fieldEnd(text, f5 + 1, end);
+  const f7 = fieldEnd(text, f6 + 1, end);
+  const f8 = fieldEnd(text, f7 + 1, end);
+  const f9 = fieldEnd(text, f8 + 1, end);
+  // The stored text is JSON, which holds no control character: a tenth separator is an error.
+  const more = text.indexOf(SHOWN_FIELD, f9 + 1);
+  if (more >= 0 && more < end) throw new Error('a stored message text of more than 10 fields');
   return {
-    id,
-    sentAt: Math.floor(Number(sentAt)),
-    updatedAt: updatedAt === '' ? null : Math.floor(Number(updatedAt)),
-    sender,
-    receiver,
-    receiver_type: receiverType as ReceiverType,
-    conversation_id: conversationId,
-    mentioned_uids: mentioned === '' ? [] : mentioned.split('\u0003'),
-    tags: tags === '' ? [] : (JSON.parse(tags) as string[]),
+    id: text.slice(start, f1),
+    sentAt: Math.floor(Number(text.slice(f1 + 1, f2))),
+    updatedAt: f3 === f2 + 1 ? null : Math.floor(Number(text.slice(f2 + 1, f3))),
+    sender: text.slice(f3 + 1, f4),
+    receiver: text.slice(f4 + 1, f5),
+    receiver_type: text.slice(f5 + 1, f6) as ReceiverType,
+    conversation_id: text.slice(f6 + 1, f7),
+    mentioned_uids: f8 === f7 + 1 ? [] : text.slice(f7 + 1, f8).split(MENTIONED),
+    tags: f9 === f8 + 1 ? [] : (JSON.parse(text.slice(f8 + 1, f9)) as string[]),
     delivered_at: null,
     read_at: null,
-    shown,
+    shown: text.slice(f9 + 1, end),
   };
 }
+
+/** Where the field of `text` from `from` ends: its separator, before the message's `end`. */
+function fieldEnd(text: string, from: number, end: number): number {
+  const at = text.indexOf(SHOWN_FIELD, from);
+  if (at < 0 || at >= end) throw new Error('a stored message text of fewer than 10 fields');
+  return at;
+}
+
+/** The separators of the `shown` column: between messages, between a message's fields, between its mentioned uids. */
+const SHOWN_ROWS = '\u0001';
+const SHOWN_FIELD = '\u0002';
+const MENTIONED = '\u0003';
 
 /** The conversation states a conversation's page shows: its stateUids' (CTE `s` of readPage). */
 function statesOf(p: SqlParams, app: string, conversation: PageConversation): string {

@@ -46,6 +46,8 @@ export async function loadReceipts(
  * loadReceipts, or more: only the states of each message's reader are used).
  */
 export function receiptsFrom(found: ConversationStateRow[], viewer: string | undefined): (row: ReceiptRow) => Receipt {
+  // No state read: only a message's own receipts (most pages of a conversation nobody marked).
+  if (found.length === 0) return sourceReceipt;
   const byKey = new Map<string, ConversationStateRow>(found.map((state) => [`${state.uid}\u0000${state.conversation_id}`, state]));
   return (row) => {
     const uid = readerOf(row, viewer);

@@ -81,7 +81,8 @@ export function toShownMessage(
   let entities = pairs.get(pair);
   if (entities === undefined) pairs.set(pair, (entities = JSON.stringify(entitiesOf(row, users, groups, true))));
   const mentions = row.mentioned_uids.length ? mentionsOf(row.mentioned_uids, users, options) : undefined;
-  let text = `{"id":${JSON.stringify(row.id)},"sentAt":${row.sentAt},"updatedAt":${row.updatedAt ?? row.sentAt},${row.shown}"entities":${entities}`;
+  // The id is a bigint's digits (ShownRow), written as a JSON string as they are.
+  let text = `{"id":"${row.id}","sentAt":${row.sentAt},"updatedAt":${row.updatedAt ?? row.sentAt},${row.shown}"entities":${entities}`;
   if (mentions) text += `,"mentions":${JSON.stringify(mentions)}`;
   if (reactions?.length) text += `,"reactions":${JSON.stringify(reactionsShown(reactions))}`;
   text += '}';
