@@ -10,15 +10,15 @@ export interface FloorRun {
   connections: number[];
   durationSeconds: number;
   wanted: (name: string) => boolean;
-  /** The same run's Fastify page baseline, by connections (measured when history pages are). */
-  fastifyPage: Map<number, LoadResult>;
+  /** Measures (and logs) the Fastify page baseline now, at this concurrency (when history pages are measured). */
+  fastifyPage: ((connections: number, when: string) => Promise<number>) | undefined;
   /** Measures (and logs) a raw INSERT rate at this concurrency. */
   rawInsert: (connections: number, when: string) => Promise<number>;
   report: (row: ScenarioReport) => void;
 }
 
 export async function floorScenarios(run: FloorRun): Promise<void> {
-  const page = run.wanted('history page floor') && run.connections.every((connections) => run.fastifyPage.has(connections));
+  const fastifyPage = run.wanted('history page floor') ? run.fastifyPage : undefined;
   const send = run.wanted('send message floor');
   // A server per load, so its pooled connections are gone before the raw INSERTs open theirs
   // (PostgreSQL's max_connections). Its page table is seeded by the first only.
@@ -32,14 +32,16 @@ export async function floorScenarios(run: FloorRun): Promise<void> {
     }
   };
   for (const connections of run.connections) {
-    if (page) {
-      // Another page each time, from the newest back, as Parley's "another each time".
+    if (fastifyPage) {
+      // Another page each time, from the newest back, as Parley's "another each time"; against
+      // the Fastify page right before and after it (bench/run.ts, fastifyPageRate).
+      const before = await fastifyPage(connections, ' (before the page floor)');
       const result = await withServer((base, load, rows) => {
         const pages = Math.max(1, Math.floor(rows / 50) - 1);
         let n = 0;
         return load({ url: `${base}/page`, connections, durationSeconds: run.durationSeconds, path: () => `/page?id=${rows + 1 - 50 * (n++ % pages)}` });
       });
-      const baselineRate = run.fastifyPage.get(connections)!.requestsPerSecond;
+      const baselineRate = Math.round((before + (await fastifyPage(connections, ' (after the page floor)'))) / 2);
       run.report({ scenario: 'history page floor (50 stored, rendered)', engine: 'postgres', connections, result, baseline: 'Fastify page', baselineRate });
     }
     if (send) {
