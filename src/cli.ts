@@ -12,6 +12,7 @@ import type { Logger, RequestContext } from './domain/context.js';
 import { AppError } from './domain/errors.js';
 import type { RunningServer } from './server.js';
 import { EVENTS_USAGE, eventsCommand } from './cli-events.js';
+import { MESSAGES_USAGE, messagesCommand } from './cli-messages.js';
 import type { CreatedApp } from './services/apps.service.js';
 
 const USAGE = `Usage: parley <command> [options]
@@ -29,6 +30,7 @@ Commands:
   keys list --app APPID [--json]
   keys revoke --app APPID KEY    KEY: the key, or its masked form from 'keys list'
 ${EVENTS_USAGE}
+${MESSAGES_USAGE}
 ${MANAGEMENT_USAGE}
   import FILE.jsonl --url URL --api-key KEY [--batch 5000] [--concurrency 2]
       [--report FILE] [--ca PEM] [--retries 8]
@@ -117,6 +119,7 @@ export async function main(argv: string[]): Promise<number> {
       return withServices(config, (services) => webhooksCommand(services, cliIo, sub, flags, rest[0], rest[1]));
   }
   if (command === 'events') return withServices(config, (services) => eventsCommand(services, cliIo, sub, flags));
+  if (command === 'messages') return withServices(config, (services) => messagesCommand(services, cliIo, sub, flags));
   throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
 }
 

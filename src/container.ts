@@ -28,6 +28,7 @@ import { GroupMembersRepository } from './repositories/group-members.repository.
 import { GroupsRepository } from './repositories/groups.repository.js';
 import { MessageBatchesRepository } from './repositories/message-store/message-batches.repository.js';
 import { MessageImportsRepository } from './repositories/message-store/message-imports.repository.js';
+import { MessageTextsRepository } from './repositories/message-store/message-texts.repository.js';
 import { MessagePagesRepository, type PageCheck, type PageRead } from './repositories/message-pages.repository.js';
 import { MessageStoreRepository } from './repositories/message-store/message-store.repository.js';
 import { MessagesRepository, type NewMessage } from './repositories/messages.repository.js';
@@ -49,6 +50,7 @@ import { ConversationsService } from './services/conversations.service.js';
 import { FriendsService } from './services/friends.service.js';
 import { GroupMembersService } from './services/group-members.service.js';
 import { GroupsService } from './services/groups.service.js';
+import { MessageTextBackfill } from './services/message-text-backfill.js';
 import { MessageHistoryService } from './services/message-history.service.js';
 import { MessagesService } from './services/messages.service.js';
 import { MessageEditsService } from './services/message-edits.service.js';
@@ -156,6 +158,7 @@ export function createServices(
     messageBatches: new MessageBatchesRepository(db),
     // The data import's messages.
     messageImports: new MessageImportsRepository(db),
+    messageTexts: new MessageTextsRepository(db),
     conversations: new ConversationsRepository(),
     conversationStates: new ConversationStatesRepository(db),
     reactions: new ReactionsRepository(db),
@@ -310,6 +313,8 @@ export function createServices(
     notifyEveryMs: 100,
   });
   // The event log's cleanup (the server runs it every minute).
+  // Stored texts for messages stored without one (parley messages backfill-texts).
+  const messageTextBackfill = new MessageTextBackfill({ db, texts: repositories.messageTexts });
   const eventRetention = new EventRetention({ events: repositories.events, deliveries: webhookDeliveries, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
   // Webhook delivery (docs/webhooks.md): the fan-out of the feed's events to deliveries, and
   // their posting; the server starts it.
@@ -334,7 +339,7 @@ export function createServices(
     // quickly: a slow endpoint holds only its smaller share (docs/webhooks.md).
     limits: DELIVERY_LIMITS,
   });
-  return { eventRetention, eventPayloads, eventFeed, eventSignals, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
+  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -2,7 +2,7 @@ import type { BlockRelation } from '../../repositories/blocked-users.repository.
 import type { GroupRow } from '../../repositories/groups.repository.js';
 import type { ShownRow } from '../../repositories/message-pages.repository.js';
 import { storedRow } from '../../repositories/message-store/message-rows.js';
-import type { NewMessage } from '../../repositories/messages.repository.js';
+import type { MessageRow, NewMessage } from '../../repositories/messages.repository.js';
 import type { ReactionCount } from '../../repositories/reactions.repository.js';
 import type { UserRow } from '../../repositories/users.repository.js';
 import { entitiesOf, mentionsOf, reactionsShown, toMessage } from './messages.view.js';
@@ -52,6 +52,32 @@ export function shownText(message: StoredMessage): string | null {
   const restText = JSON.stringify(rest);
   if (restText.includes('\\u0000')) return null;
   return `${restText.slice(1, -1)},"data":${dataText.slice(0, -END.length)}`;
+}
+
+/**
+ * The stored text of a message already stored without one (before migration 0017), as shownText
+ * would have made it when it was stored; null where it would have made none, or where the row
+ * has changed since it was stored (edited, deleted, replied to, or updated otherwise: such rows
+ * are rendered from their columns, as the trigger of 0017 has any row that changes).
+ */
+export function shownTextOfRow(row: MessageRow): string | null {
+  if (row.updated_at !== null || row.edited_at !== null || row.edited_by !== null || row.deleted_at !== null || row.deleted_by !== null || row.reply_count !== 0) return null;
+  const message: StoredMessage = {
+    conversationId: row.conversation_id,
+    sender: row.sender,
+    receiver: row.receiver,
+    receiverType: row.receiver_type,
+    category: row.category,
+    type: row.type,
+    dataJson: JSON.stringify(row.data),
+    tags: row.tags,
+    mentionedUids: row.mentioned_uids,
+    muid: row.muid,
+    deliveredAt: row.delivered_at,
+    readAt: row.read_at,
+  };
+  if (row.parent_id !== null) message.parentId = String(row.parent_id);
+  return shownText(message);
 }
 
 /** A message of a history page read as its stored text (ShownRow): its JSON text, as toMessage and withReceipt make it. */
