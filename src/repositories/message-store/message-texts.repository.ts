@@ -34,10 +34,14 @@ export class MessageTextsRepository {
    * of the last, and those of them without a stored text. None read: the end of the table.
    */
   async scan(after: MessageKey | undefined, limit: number): Promise<{ read: number; last: MessageKey | undefined; untexted: UntextedMessage[] }> {
+    // The limit as a literal (as a page's: see message-page-query.ts): with a parameter there, a
+    // prepared statement's generic plan is costed for a tenth of the table, and could read it
+    // all and sort it instead of reading the key from the cursor.
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`not a batch size: ${limit}`);
     const from = after === undefined ? sql`true` : sql`(m.app_id, m.id) > (${after.appId}, ${after.id}::bigint)`;
     const { rows } = await sql<MessageRow & { shown: string | null; row_version: string; read: string; is_last: boolean }>`
       with scanned as (
-        select m.*, m.xmin::text as row_version from messages m where ${from} order by m.app_id, m.id limit ${limit}
+        select m.*, m.xmin::text as row_version from messages m where ${from} order by m.app_id, m.id limit ${sql.lit(limit)}
       ), last as (
         select app_id, id from scanned order by app_id desc, id desc limit 1
       )
