@@ -109,11 +109,10 @@ const fastify = new Map<number, LoadResult>();
 // of the Fastify page measured right before and right after it (fastifyPageRate), as the sends
 // are with raw INSERTs; the server stays up for that while history pages are measured.
 let baselineServer: ServerHandle<{ port: number }> | undefined;
-const fastifyPageLoad = (connections: number) =>
-  runLoad({ url: `http://127.0.0.1:${baselineServer!.info.port}/v3/users/seed-1/messages?limit=50`, connections, durationSeconds: duration, cpu: { server: baselineServer!.cpuMeter } });
 /** Measures (and logs) the Fastify page rate now, at this concurrency. */
 async function fastifyPageRate(connections: number, when: string): Promise<number> {
-  const page = await fastifyPageLoad(connections);
+  const server = baselineServer!;
+  const page = await runLoad({ url: `http://127.0.0.1:${server.info.port}/v3/users/seed-1/messages?limit=50`, connections, durationSeconds: duration, cpu: { server: server.cpuMeter } });
   console.log(`baseline: no-database Fastify, 50-message page${when}, ${connections} connections: ${page.requestsPerSecond} req/s (p99 ${page.p99Ms} ms, server CPU ${page.cpuMicrosPerRequest!.server} µs/req)`);
   return page.requestsPerSecond;
 }
@@ -125,7 +124,6 @@ if (LOAD_SCENARIOS.some(wanted)) {
     const result = await runLoad({ url: `http://127.0.0.1:${server.info.port}/v3/users/bench-user`, connections, durationSeconds: duration, cpu: serverCpu });
     fastify.set(connections, result);
     console.log(`baseline: no-database Fastify, ${connections} connections: ${result.requestsPerSecond} req/s (p99 ${result.p99Ms} ms, server CPU ${result.cpuMicrosPerRequest!.server} µs/req)`);
-    if (wanted('history page')) await fastifyPageRate(connections, '');
   }
   if (!wanted('history page')) {
     await server.stop();
@@ -199,14 +197,14 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
         // The newest 50 messages of a 1:1 conversation, as its viewer reads its history with the other (historyPairs).
         for (const [index, size] of histories.entries()) {
           const [viewer, other] = server.info.historyPairs[index]!;
-          const before = await fastifyPageRate(connections, ` (before history page ${size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`})`);
+          const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`;
+          const before = await fastifyPageRate(connections, ` (before history page ${label})`);
           const result = await load({
             url: `${base}/v3/users/${other}/messages?limit=50`,
             connections,
             durationSeconds: duration,
             headers: { ...headers, onbehalfof: viewer },
           });
-          const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`;
           const between = await fastifyPageRate(connections, ` (after history page ${label})`);
           report({ scenario: `history page (50 of ${label} messages)`, engine, connections, result, baseline: 'Fastify page', baselineRate: Math.round((before + between) / 2) });
           // The same page again and again is answered from the copy the server kept (checked
