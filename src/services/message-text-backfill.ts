@@ -5,7 +5,7 @@ import type { MessageKey, MessageText, MessageTextsRepository } from '../reposit
 import { shownTextOfRow } from './views/shown-messages.js';
 
 /** Messages read by one statement of the backfill: few enough that each statement is short. */
-export const BACKFILL_BATCH = 1_000;
+const BACKFILL_BATCH = 1_000;
 
 export interface BackfillProgress {
   /** Messages read so far, and of them given a stored text. */
@@ -24,9 +24,9 @@ export interface BackfillProgress {
 export class MessageTextBackfill {
   constructor(private readonly deps: { db: Kysely<DB>; texts: MessageTextsRepository }) {}
 
-  async run(options: { batch?: number | undefined; after?: MessageKey; onBatch?: (progress: BackfillProgress) => void } = {}): Promise<BackfillProgress> {
+  async run(options: { batch?: number | undefined; onBatch?: (progress: BackfillProgress) => void } = {}): Promise<BackfillProgress> {
     const progress: BackfillProgress = { read: 0, stored: 0 };
-    for (let after = options.after; ; ) {
+    for (let after: MessageKey | undefined; ; ) {
       const { read, last, untexted } = await this.deps.texts.scan(after, options.batch ?? BACKFILL_BATCH);
       if (last === undefined) return progress;
       const texts: MessageText[] = [];
