@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { messagesCommand } from '../../src/cli-messages.js';
 import { MessageTextsRepository } from '../../src/repositories/message-store/message-texts.repository.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
-import { body, createTestApp, uniqueId, type TestApp } from '../helpers/app.js';
+import { createTestApp, okData, uniqueId, type TestApp } from '../helpers/app.js';
 import { cliIo, isUsage } from '../helpers/cli-io.js';
 import { newGroup, newUids } from '../helpers/factories.js';
 
@@ -20,11 +20,7 @@ after(async () => {
   await t.close();
 });
 
-async function ok(app: CreatedApp, method: string, url: string, onBehalfOf: string | undefined, payload?: unknown) {
-  const response = await t.call(app, url, { method: method as 'GET', ...(onBehalfOf ? { onBehalfOf } : {}), ...(payload ? { body: payload } : {}) });
-  assert.ok(response.statusCode < 300, `${method} ${url}: ${response.body}`);
-  return body(response).data;
-}
+const ok = (app: CreatedApp, method: string, url: string, onBehalfOf: string | undefined, payload?: unknown) => okData(t, app, method, url, onBehalfOf, payload);
 
 async function page(url: string, viewer: string | undefined): Promise<unknown> {
   const response = await t.call(t.appA, url, { ...(viewer ? { onBehalfOf: viewer } : {}), query: { limit: '50', withTags: 'true' } });

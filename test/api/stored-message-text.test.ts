@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { body, createTestApp, uniqueId, type TestApp } from '../helpers/app.js';
+import { body, createTestApp, okData, uniqueId, type TestApp } from '../helpers/app.js';
 import { newGroup, newUids, newUser } from '../helpers/factories.js';
 
 // A message's stored text (messages.shown, migration 0017) is what the one renderer made of the
@@ -17,11 +17,7 @@ after(async () => {
   await t.close();
 });
 
-async function ok(method: string, url: string, onBehalfOf: string | undefined, payload?: unknown) {
-  const response = await t.call(t.appA, url, { method: method as 'GET', ...(onBehalfOf ? { onBehalfOf } : {}), ...(payload ? { body: payload } : {}) });
-  assert.ok(response.statusCode < 300, `${method} ${url}: ${response.body}`);
-  return body(response).data;
-}
+const ok = (method: string, url: string, onBehalfOf: string | undefined, payload?: unknown) => okData(t, t.appA, method, url, onBehalfOf, payload);
 
 async function page(url: string, viewer: string | undefined, query: Record<string, string>): Promise<unknown> {
   const response = await t.call(t.appA, url, { ...(viewer ? { onBehalfOf: viewer } : {}), query: { limit: '50', ...query } });

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
@@ -103,6 +104,13 @@ export function uniqueId(prefix = 'u'): string {
 /** The parsed body of a response. */
 export function body<T = any>(response: LightMyRequestResponse): T {
   return response.json() as T;
+}
+
+/** The `data` of a call as `onBehalfOf` (if any) that must succeed (2xx). */
+export async function okData(t: TestApp, app: CreatedApp, method: string, url: string, onBehalfOf: string | undefined, payload?: unknown): Promise<any> {
+  const response = await t.call(app, url, { method: method as 'GET', ...(onBehalfOf ? { onBehalfOf } : {}), ...(payload ? { body: payload } : {}) });
+  assert.ok(response.statusCode < 300, `${method} ${url}: ${response.body}`);
+  return body(response).data;
 }
 
 /** The error code of a response. */
