@@ -68,40 +68,60 @@ export interface SendCheckRow {
  * checked against (the rows as JSON arrays, see json-rows.ts), the permission that denies it,
  * and `refused`, the first rule it breaks. `permissions: false` (a read that checks a
  * membership) skips the permissions: `denied_by` is null. `reply`: a thread reply's permissions.
+ * `receivers`: every send goes to that kind of receiver (the caller makes sure), and the other
+ * kind's lookups are left out, their columns the constants they would give (nothing found), so
+ * the rules read the same: PostgreSQL initialises every node of a plan on each run, run or not
+ * (a fifth of its CPU on a send statement, docs/performance.md), and the other kind's lookups
+ * are a third of them.
  */
-export function sendChecks(appId: string, options: { reply: boolean; permissions?: boolean }): RawBuilder<unknown> {
+export function sendChecks(appId: string, options: { reply: boolean; permissions?: boolean; receivers?: ReceiverType }): RawBuilder<unknown> {
   const permissions = options.permissions ?? true;
+  const receivers = options.receivers;
   // limit 1 keeps each lookup a probe per row. A join, or an EXISTS in the select list, the
   // planner may hash instead, reading all of the app's rows of the table (it plans for 100
   // records here): a group send read all 3,000 memberships of a small app that way.
+  const toUsers = receivers !== 'group';
+  const toGroups = receivers !== 'user';
   return sql`
     select f.*, ${sendRefusal()} as refused from (
       select r.*,
         case when s.uid is not null then ${USER_ROW.select('s')} end as sender_row,
         s.uid is not null and s.deactivated_at is null as sender_active,
-        case when u.uid is not null then ${USER_ROW.select('u')} end as receiver_row,
-        u.uid is not null and u.deactivated_at is null as receiver_active,
-        case when g.guid is not null then ${GROUP_ROW.select('g')} end as group_row,
-        sb.found is not null as sender_blocked_receiver,
-        rb.found is not null as receiver_blocked_sender,
-        gm.scope is not null as is_member,
-        gm.scope as member_scope,
-        gb.found is not null as is_banned,
+        ${toUsers ? sql`case when u.uid is not null then ${USER_ROW.select('u')} end` : sql`null::json`} as receiver_row,
+        ${toUsers ? sql`u.uid is not null and u.deactivated_at is null` : sql`false`} as receiver_active,
+        ${toGroups ? sql`case when g.guid is not null then ${GROUP_ROW.select('g')} end` : sql`null::json`} as group_row,
+        ${toUsers ? sql`sb.found is not null` : sql`false`} as sender_blocked_receiver,
+        ${toUsers ? sql`rb.found is not null` : sql`false`} as receiver_blocked_sender,
+        ${toGroups ? sql`gm.scope is not null` : sql`false`} as is_member,
+        ${toGroups ? sql`gm.scope` : sql`null::text`} as member_scope,
+        ${toGroups ? sql`gb.found is not null` : sql`false`} as is_banned,
         ${permissions ? sendDeniedBy({ reply: options.reply }) : sql`null::text`} as denied_by
       from r
       left join lateral (select * from users x where x.app_id = ${appId} and x.uid = r.sender limit 1) s on true
+      ${toUsers ? receivingUserJoins(appId) : sql`cross join (select null::text as role) u`}
+      ${toGroups ? receivingGroupJoins(appId) : sql`cross join (select null::text as scope) gm`}
+      ${permissions ? sendPermissionJoins(appId, { reply: options.reply, receivers }) : sql``}
+    ) f`;
+}
+
+/** The receiving user, and the blocks between the two (`u`, `sb`, `rb`). */
+function receivingUserJoins(appId: string): RawBuilder<unknown> {
+  return sql`
       left join lateral (select * from users x where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.receiver limit 1) u on true
-      left join lateral (select * from groups x where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver limit 1) g on true
       left join lateral (select true as found from blocked_users x
                          where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.sender and x.blocked_uid = r.receiver limit 1) sb on true
       left join lateral (select true as found from blocked_users x
-                         where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.receiver and x.blocked_uid = r.sender limit 1) rb on true
+                         where r.receiver_type = 'user' and x.app_id = ${appId} and x.uid = r.receiver and x.blocked_uid = r.sender limit 1) rb on true`;
+}
+
+/** The receiving group, and the sender's membership of it and ban from it (`g`, `gm`, `gb`). */
+function receivingGroupJoins(appId: string): RawBuilder<unknown> {
+  return sql`
+      left join lateral (select * from groups x where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver limit 1) g on true
       left join lateral (select x.scope from group_members x
                          where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver and x.uid = r.sender limit 1) gm on true
       left join lateral (select true as found from group_bans x
-                         where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver and x.uid = r.sender limit 1) gb on true
-      ${permissions ? sendPermissionJoins(appId, { reply: options.reply }) : sql``}
-    ) f`;
+                         where r.receiver_type = 'group' and x.app_id = ${appId} and x.guid = r.receiver and x.uid = r.sender limit 1) gb on true`;
 }
 
 /** The rules of SEND_REFUSALS, in order, over the columns of sendChecks' inner query. */

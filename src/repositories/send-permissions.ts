@@ -19,19 +19,28 @@ const FRIENDS_ONLY = sql`coalesce(rp.v ->> 'sendMessage.mode', case when rs.v = 
  * the sender's role row and two index probes that find nothing (PostgreSQL memoises the role's
  * two per batch; the friends probe runs only when the role sends to friends only).
  */
-export function sendPermissionJoins(appId: string, options: { reply: boolean }): RawBuilder<unknown> {
+export function sendPermissionJoins(appId: string, options: { reply: boolean; receivers?: 'user' | 'group' }): RawBuilder<unknown> {
   const scopePermission = options.reply ? 'sendThreadedMessage' : 'sendMessage';
+  // Sends to one kind of receiver only: the other kind's lookup is left out, its column null (see sendChecks).
+  const scope =
+    options.receivers === 'user'
+      ? sql`cross join (select null::text as v) sp`
+      : sql`left join lateral (select p.value #>> '{}' as v from group_scope_permissions p
+                       where r.receiver_type = 'group' and p.app_id = ${appId} and p.guid = r.receiver and p.scope = gm.scope
+                         and p.permission = ${scopePermission} limit 1) sp on true`;
+  const friends =
+    options.receivers === 'group'
+      ? sql`cross join (select null::boolean as found) fr`
+      : sql`left join lateral (select true as found from friends x
+                       where r.receiver_type = 'user' and ${FRIENDS_ONLY}
+                         and x.app_id = ${appId} and x.uid = r.sender and x.friend_uid = r.receiver limit 1) fr on true`;
   return sql`
     left join lateral (select json_object_agg(p.permission, p.value) as v from role_permissions p
                        where p.app_id = ${appId} and p.role = s.role and p.permission like 'sendMessage%') rp on true
     left join lateral (select x.settings ->> 'sendMessagesTo' as v from roles x
                        where x.app_id = ${appId} and x.role = s.role limit 1) rs on true
-    left join lateral (select p.value #>> '{}' as v from group_scope_permissions p
-                       where r.receiver_type = 'group' and p.app_id = ${appId} and p.guid = r.receiver and p.scope = gm.scope
-                         and p.permission = ${scopePermission} limit 1) sp on true
-    left join lateral (select true as found from friends x
-                       where r.receiver_type = 'user' and ${FRIENDS_ONLY}
-                         and x.app_id = ${appId} and x.uid = r.sender and x.friend_uid = r.receiver limit 1) fr on true`;
+    ${scope}
+    ${friends}`;
 }
 
 /**

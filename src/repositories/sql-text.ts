@@ -1,4 +1,4 @@
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, type RawBuilder } from 'kysely';
 import type { Executor } from '../db/transaction.js';
 
 /**
@@ -71,5 +71,43 @@ export class SqlParams {
     const rows: Row[][] = items.map(() => []);
     for (const row of result.rows) rows[row['#item']]!.push(row);
     return rows;
+  }
+}
+
+/**
+ * A statement built with Kysely's `sql` from fragments, compiled ONCE: each run binds its own
+ * values into the same text. `build` is called once, with a placeholder for each named value;
+ * the placeholders must reach the text only as parameters (`${appId}`), never as literals or
+ * inside other strings (checked: each must appear among the compiled parameters, and no other
+ * parameter may be built from one). For the coalesced send, whose fragments (its checks, its
+ * conversation moves, its events) took ~50 µs to build and compile a statement on a warm core,
+ * ~270 µs on one that had been idle for a few milliseconds (docs/performance.md); a text reused
+ * as the same string is also hashed once for its prepared statement's name (database.ts).
+ */
+export class StatementTemplate<Values extends Record<string, unknown>, Row> {
+  private readonly text: string;
+  /** Per parameter of the compiled text: the value's name, or the constant the fragments gave. */
+  private readonly slots: Array<{ name: keyof Values } | { constant: unknown }>;
+
+  constructor(compiler: Executor, names: ReadonlyArray<keyof Values & string>, build: (values: Values) => RawBuilder<Row>) {
+    const placeholders = new Map(names.map((name) => [name, { placeholder: name }]));
+    const compiled = build(Object.fromEntries(placeholders) as unknown as Values).compile(compiler);
+    const byPlaceholder = new Map([...placeholders].map(([name, placeholder]) => [placeholder as unknown, name]));
+    this.slots = compiled.parameters.map((parameter) => {
+      const name = byPlaceholder.get(parameter);
+      if (name !== undefined) return { name };
+      if (typeof parameter === 'string' && parameter.includes('[object Object]')) throw new Error('StatementTemplate: a placeholder was used inside a string');
+      return { constant: parameter };
+    });
+    for (const name of names) {
+      if (!this.slots.some((slot) => 'name' in slot && slot.name === name)) throw new Error(`StatementTemplate: ${name} is not a parameter of the statement`);
+    }
+    this.text = compiled.sql;
+  }
+
+  /** Runs the statement with these values. */
+  async execute(tx: Executor, values: Values): Promise<Row[]> {
+    const parameters = this.slots.map((slot) => ('name' in slot ? values[slot.name] : slot.constant));
+    return (await tx.executeQuery<Row>(CompiledQuery.raw(this.text, parameters))).rows;
   }
 }

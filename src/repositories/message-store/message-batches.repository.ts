@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import { runApart } from '../../db/batcher.js';
 import { parseTimestamptz } from '../../db/timestamps.js';
-import type { DB } from '../../db/schema.js';
+import type { DB, ReceiverType } from '../../db/schema.js';
+import { StatementTemplate } from '../sql-text.js';
 import type { MessageRow, NewMessage } from '../messages.repository.js';
 import { sendChecks, sendFactsOf, type SendCheckRow, type SendFacts } from '../send-checks.js';
 import { createSides, drawIdsUnderLock } from './conversation-moves.js';
@@ -24,6 +25,9 @@ export interface SendOutcome {
  * see Batcher).
  */
 export class MessageBatchesRepository {
+  /** The send statement per kind of receiver in a round (sendStatement), compiled once each. */
+  private readonly sendStatements = new Map<ReceiverType | 'any', SendStatement>();
+
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
@@ -73,10 +77,43 @@ export class MessageBatchesRepository {
    */
   private async sendRound(appId: string, messages: NewMessage[]): Promise<SendOutcome[]> {
     const records = messages.map(sendRecord);
-    type Found = SendCheckRow & { n: number; first_id: string | null; id: string | null; at: string | null };
-    const result = await sql<Found>`
+    const receivers = messages.every((message) => message.receiverType === 'user')
+      ? 'user'
+      : messages.every((message) => message.receiverType === 'group')
+        ? 'group'
+        : 'any';
+    let statement = this.sendStatements.get(receivers);
+    if (!statement) {
+      statement = sendStatement(this.db, receivers === 'any' ? undefined : receivers);
+      this.sendStatements.set(receivers, statement);
+    }
+    const rows = await statement.execute(this.db, { appId, records: `[${records.join(',')}]` });
+    const outcomes: SendOutcome[] = new Array(messages.length);
+    for (const found of rows) {
+      const message = messages[found.n]!;
+      const facts = sendFactsOf(found, message.receiverType);
+      const outcome: SendOutcome = { facts };
+      if (found.first_id !== null) outcome.firstId = found.first_id;
+      if (found.id !== null && found.at !== null) outcome.row = storedRow(appId, message, found.id, parseTimestamptz(found.at));
+      outcomes[found.n] = outcome;
+    }
+    return outcomes;
+  }
+
+}
+
+type SendFound = SendCheckRow & { n: number; first_id: string | null; id: string | null; at: string | null };
+type SendStatement = StatementTemplate<{ appId: string; records: string }, SendFound>;
+
+/**
+ * The statement of a round of sends (see sendRound), for sends all to users, all to groups, or
+ * (receivers undefined) of both kinds: a statement leaves out the lookups of a kind it has no
+ * sends to (sendChecks).
+ */
+function sendStatement(db: Kysely<DB>, receivers: ReceiverType | undefined): SendStatement {
+  return new StatementTemplate(db, ['appId', 'records'], ({ appId, records }) => sql<SendFound>`
       with r as (
-        select * from json_to_recordset(${`[${records.join(',')}]`}::json) as r(
+        select * from json_to_recordset(${records}::json) as r(
           n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
           tags json, mentioned_uids json, muid text, shown text)
       ), f as (
@@ -84,7 +121,7 @@ export class MessageBatchesRepository {
         select c.*,
           case when c.muid is not null then (
             select m.id from messages m where m.app_id = ${appId} and m.sender = c.sender and m.muid = c.muid) end as first_id
-        from (${sendChecks(appId, { reply: false })}) c
+        from (${sendChecks(appId, receivers ? { reply: false, receivers } : { reply: false })}) c
       ), ok as (
         -- The sends that break no rule (SEND_REFUSALS) and are no muid's retry.
         select * from f where f.refused is null and f.first_id is null
@@ -109,19 +146,7 @@ export class MessageBatchesRepository {
       )
       select f.n, f.sender_row, f.receiver_row, f.group_row, f.sender_blocked_receiver, f.receiver_blocked_sender,
              f.is_member, f.is_banned, f.member_scope, f.denied_by, f.refused, f.first_id::text as first_id, conv.id::text as id, conv.at::text as at
-      from f left join conv on conv.conversation_id = f.conversation_id`.execute(this.db);
-    const outcomes: SendOutcome[] = new Array(messages.length);
-    for (const found of result.rows) {
-      const message = messages[found.n]!;
-      const facts = sendFactsOf(found, message.receiverType);
-      const outcome: SendOutcome = { facts };
-      if (found.first_id !== null) outcome.firstId = found.first_id;
-      if (found.id !== null && found.at !== null) outcome.row = storedRow(appId, message, found.id, parseTimestamptz(found.at));
-      outcomes[found.n] = outcome;
-    }
-    return outcomes;
-  }
-
+      from f left join conv on conv.conversation_id = f.conversation_id`);
 }
 
 /**
