@@ -101,6 +101,10 @@ export function sendChecks(appId: string, options: { reply: boolean; permissions
       ${toUsers ? receivingUserJoins(appId) : sql`cross join (select null::text as role) u`}
       ${toGroups ? receivingGroupJoins(appId) : sql`cross join (select null::text as scope) gm`}
       ${permissions ? sendPermissionJoins(appId, { reply: options.reply, receivers }) : sql``}
+      -- Kept a subquery (OFFSET 0): pulled up, each of its columns that the rules read (the
+      -- permission that denies, above all) would be written into the plan twice, and computed
+      -- and initialised twice a run (−5% of PostgreSQL's CPU a send with it kept).
+      offset 0
     ) f`;
 }
 
