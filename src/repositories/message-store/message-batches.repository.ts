@@ -99,7 +99,6 @@ export class MessageBatchesRepository {
     }
     return outcomes;
   }
-
 }
 
 type SendFound = SendCheckRow & { n: number; first_id: string | null; id: string | null; at: string | null };
