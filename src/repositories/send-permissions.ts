@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import type { ReceiverType } from '../db/schema.js';
 
 /**
  * Only friends may be sent 1:1 messages: `sendMessage.mode: friends`, or, where that permission
@@ -19,7 +20,7 @@ const FRIENDS_ONLY = sql`coalesce(rp.v ->> 'sendMessage.mode', case when rs.v = 
  * the sender's role row and two index probes that find nothing (PostgreSQL memoises the role's
  * two per batch; the friends probe runs only when the role sends to friends only).
  */
-export function sendPermissionJoins(appId: string, options: { reply: boolean; receivers?: 'user' | 'group' }): RawBuilder<unknown> {
+export function sendPermissionJoins(appId: string, options: { reply: boolean; receivers?: ReceiverType | undefined }): RawBuilder<unknown> {
   const scopePermission = options.reply ? 'sendThreadedMessage' : 'sendMessage';
   // Sends to one kind of receiver only: the other kind's lookup is left out, its column null (see sendChecks).
   const scope =

@@ -25,10 +25,15 @@ export interface SendOutcome {
  * see Batcher).
  */
 export class MessageBatchesRepository {
-  /** The send statement per kind of receiver in a round (sendStatement), compiled once each. */
-  private readonly sendStatements = new Map<ReceiverType | 'any', SendStatement>();
+  /**
+   * The send statement of a round all to users, all to groups, or to both (sendStatement),
+   * compiled when the repository is made: a fragment misused fails the start, not a send.
+   */
+  private readonly sendStatements: Record<ReceiverType | 'both', SendStatement>;
 
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(private readonly db: Kysely<DB>) {
+    this.sendStatements = { user: sendStatement(db, 'user'), group: sendStatement(db, 'group'), both: sendStatement(db, undefined) };
+  }
 
   /**
    * Checks and stores sent messages (not thread replies), of any apps, each answered on its
@@ -77,16 +82,8 @@ export class MessageBatchesRepository {
    */
   private async sendRound(appId: string, messages: NewMessage[]): Promise<SendOutcome[]> {
     const records = messages.map(sendRecord);
-    const receivers = messages.every((message) => message.receiverType === 'user')
-      ? 'user'
-      : messages.every((message) => message.receiverType === 'group')
-        ? 'group'
-        : 'any';
-    let statement = this.sendStatements.get(receivers);
-    if (!statement) {
-      statement = sendStatement(this.db, receivers === 'any' ? undefined : receivers);
-      this.sendStatements.set(receivers, statement);
-    }
+    const kind = messages[0]!.receiverType;
+    const statement = this.sendStatements[messages.every((message) => message.receiverType === kind) ? kind : 'both'];
     const rows = await statement.execute(this.db, { appId, records: `[${records.join(',')}]` });
     const outcomes: SendOutcome[] = new Array(messages.length);
     for (const found of rows) {
