@@ -9,7 +9,7 @@ import { DataDirLockedError } from '../../src/db/data-dir-lock.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { silentLogger } from '../../src/domain/context.js';
-import { TEST_ENGINE } from '../helpers/db.js';
+import { createTestDatabase, seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-pglite-'));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -43,7 +43,8 @@ describe('embedded database', { skip: TEST_ENGINE !== 'pglite' && 'the embedded 
 
   it('takes over a lock left by a process that is gone', async () => {
     const dir = path.join(root, 'stale');
-    fs.mkdirSync(dir, { recursive: true });
+    // The migrated template, not initdb: only the first test here pays for a real first start.
+    await seedPgliteDataDir(dir);
     const child = spawn(process.execPath, ['-e', '0']);
     const deadPid = await new Promise<number>((resolve) => child.on('exit', () => resolve(child.pid!)));
     fs.writeFileSync(path.join(dir, 'parley.lock'), `${deadPid}\n`);
@@ -53,9 +54,8 @@ describe('embedded database', { skip: TEST_ENGINE !== 'pglite' && 'the embedded 
   });
 
   it('runs VACUUM ANALYZE after bulk writes', async () => {
-    const database = await openDatabase({ engine: 'pglite', log: silentLogger });
+    const { database } = await createTestDatabase();
     try {
-      await migrate(database, silentLogger);
       const analyzed = async () =>
         (await sql<{ last_analyze: Date | null }>`select last_analyze from pg_stat_user_tables where relname = 'apps'`.execute(database.db))
           .rows[0]?.last_analyze ?? null;
@@ -72,9 +72,8 @@ describe('embedded database', { skip: TEST_ENGINE !== 'pglite' && 'the embedded 
   });
 
   it('queues concurrent transactions on its single connection', async () => {
-    const database = await openDatabase({ engine: 'pglite', log: silentLogger });
+    const { database } = await createTestDatabase();
     try {
-      await migrate(database, silentLogger);
       await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
           database.db.transaction().execute(async (tx) => {
