@@ -5,7 +5,7 @@ import type { GroupRow } from './groups.repository.js';
 import { GROUP_ROW, MESSAGE_ROW, STATE_ROW, type ConversationStateRow, type MessageRow } from './row-codecs.js';
 import { pageQuery, type MessageCursor, type MessageFilter } from './message-page-query.js';
 import type { ReactionCount } from './reactions.repository.js';
-import { SqlParams } from './sql-text.js';
+import { SqlParams, type EachStatement } from './sql-text.js';
 import { USER_ROW, type UserRow } from './users.repository.js';
 
 export type { MessageCursor, MessageFilter } from './message-page-query.js';
@@ -19,8 +19,10 @@ export interface PageReads {
   viewer?: string;
   /** Also whether this user is a member of this group, and whether they are banned from it. */
   membership?: { uid: string; guid: string };
-  /** A page of one conversation, versioned (see pageVersion). */
+  /** A page of one conversation, versioned (see pageVersion) unless `unversioned`. */
   conversation?: PageConversation;
+  /** A page of one conversation read without its version (one that will not be kept: a third of its statement's cost). */
+  unversioned?: boolean;
   /** Messages with a stored text (migration 0017) read as it (MessagePage.shown), not as rows. */
   shown?: boolean;
 }
@@ -133,18 +135,18 @@ export class MessagePagesRepository {
    * are read by one statement (SqlParams.rowsOfEach), pages of different shapes side by side.
    */
   async readPages(items: readonly PageRead[], tx: Executor = this.db): Promise<PageResult[]> {
-    const shapes = new Map<string, Array<{ n: number; statement: PageStatement }>>();
+    const shapes = new Map<EachStatement, Array<{ n: number; params: SqlParams }>>();
     items.forEach((item, n) => {
-      const statement = pageStatement(item);
-      const key = `${statement.params.signature}\u0000${statement.text}`;
-      const same = shapes.get(key);
-      if (same) same.push({ n, statement });
-      else shapes.set(key, [{ n, statement }]);
+      const { text, params } = pageStatement(item);
+      const statement = SqlParams.statementOf(text, params);
+      const same = shapes.get(statement);
+      if (same) same.push({ n, params });
+      else shapes.set(statement, [{ n, params }]);
     });
     const results = new Array<PageResult>(items.length);
     await Promise.all(
-      [...shapes.values()].map(async (same) => {
-        const rows = await SqlParams.rowsOfEach<PageRow>(tx, same[0]!.statement.text, same.map((s) => s.statement.params));
+      [...shapes].map(async ([statement, same]) => {
+        const rows = await SqlParams.rowsOfEach<PageRow>(tx, statement, same.map((s) => s.params));
         same.forEach(({ n }, i) => (results[n] = pageResult(items[n]!.reads, rows[i]![0]!)));
       }),
     );
@@ -228,7 +230,7 @@ function pageStatement({ appId, filter, cursor, reads }: PageRead): PageStatemen
         where s.app_id = ${app} and (s.uid, s.conversation_id) in (
           select case when receiver_type = 'user' then receiver else ${viewer()} end, conversation_id from page))`;
   const membership = membershipOf(p, app, reads.membership);
-  const version = conversation ? versionOf(p, app, conversation, 'asked.uids', 'asked.guids', reads.membership) : 'null';
+  const version = conversation && !reads.unversioned ? versionOf(p, app, conversation, 'asked.uids', 'asked.guids', reads.membership) : 'null';
   const mine = reads.viewer === undefined ? 'false' : `bool_or(r.uid = ${viewer()})`;
   const text = `with page as (${pageText}),
     asked as (select ${asked}),
@@ -274,7 +276,7 @@ function pageResult(reads: PageReads, row: PageRow): PageResult {
     isBanned: row.is_banned,
   };
   const conversation = reads.conversation;
-  if (!conversation) return { page };
+  if (!conversation || reads.unversioned) return { page };
   const check: PageCheck = { conversation, uids: row.uids, guids: row.guids };
   if (reads.membership) check.membership = reads.membership;
   // page_version always answers for a conversation's page.

@@ -8,6 +8,12 @@ import type { Executor } from '../db/transaction.js';
  * and compile, a tenth of the page's CPU in the server (docs/performance.md). Every value goes
  * in through `param` or `typed`; the text around it is the caller's literals.
  */
+/** A statement of SqlParams.rowsOfEach, made by SqlParams.statementOf. */
+export type EachStatement = string & { readonly eachStatement: unique symbol };
+
+/** Shapes of statements (texts and signatures) whose rowsOfEach statement is kept (statementOf). */
+const MAX_SHAPES = 1_000;
+
 export class SqlParams {
   private readonly values: unknown[] = [];
   private readonly types: string[] = [];
@@ -44,29 +50,48 @@ export class SqlParams {
   }
 
   /**
-   * Runs `text` for each of `items` (each the parameters of one run of the same text, with the
-   * same signature) in ONE statement, and answers each item's rows, in the order of `items`.
-   * The items' values travel as one JSON array of records (columns p1, p2, ... of the
-   * parameters' types); the text runs once per record, as a lateral subquery reading them. So
-   * concurrent reads of one shape cost one statement (one round trip, one executor start)
-   * instead of one each: for history pages, ~30% less CPU a page, in PostgreSQL and here, at
-   * four a statement (docs/performance.md). One item runs the same way.
+   * The statement that rowsOfEach runs for `text` with parameters of this signature: the text
+   * run once per record of values (see rowsOfEach). Made once per shape (text and signature; at
+   * most MAX_SHAPES kept): the same string each time, whose hash (statements of one shape are
+   * grouped by it, and it names its prepared statement: database.ts) is computed once. A page's
+   * statement is ~3 KB, and hashing it anew twice a page cost ~6% of the page's CPU here.
+   */
+  static statementOf(text: string, params: SqlParams): EachStatement {
+    const key = `${params.signature}\u0000${text}`;
+    let statement = SqlParams.shapes.get(key);
+    if (statement === undefined) {
+      const columns = params.types.map((type, i) => `, p${i + 1} ${type}`).join('');
+      statement = `select q.n as "#item", x.* from json_to_recordset($1::json) as q(n int${columns})
+                   cross join lateral (${text}) as x order by q.n` as EachStatement;
+      if (SqlParams.shapes.size < MAX_SHAPES) SqlParams.shapes.set(key, statement);
+    }
+    return statement;
+  }
+
+  private static readonly shapes = new Map<string, EachStatement>();
+
+  /**
+   * Runs a text (`statement`, from statementOf with the first item) for each of `items` (each
+   * the parameters of one run of the same text, with the same signature) in ONE statement, and
+   * answers each item's rows, in the order of `items`. The items' values travel as one JSON
+   * array of records (columns p1, p2, ... of the parameters' types); the text runs once per
+   * record, as a lateral subquery reading them. So concurrent reads of one shape cost one
+   * statement (one round trip, one executor start) instead of one each: for history pages, ~30%
+   * less CPU a page, in PostgreSQL and here, at four a statement (docs/performance.md). One item
+   * runs the same way.
    *
    * An item's rows come in the order the text gives them when it answers at most one row (as
    * the page statement does); of a text answering several, in no particular order.
    */
-  static async rowsOfEach<Row>(tx: Executor, text: string, items: readonly SqlParams[]): Promise<Row[][]> {
+  static async rowsOfEach<Row>(tx: Executor, statement: EachStatement, items: readonly SqlParams[]): Promise<Row[][]> {
     const first = items[0];
     if (!first) return [];
     for (const item of items) if (item.signature !== first.signature) throw new Error('rowsOfEach: items with different parameters');
-    const columns = first.types.map((type, i) => `, p${i + 1} ${type}`).join('');
     const records = items.map((item, n) => {
       const record: Record<string, unknown> = { n };
       item.values.forEach((value, i) => (record[`p${i + 1}`] = value));
       return record;
     });
-    const statement = `select q.n as "#item", x.* from json_to_recordset($1::json) as q(n int${columns})
-                       cross join lateral (${text}) as x order by q.n`;
     const result = await tx.executeQuery<Row & { '#item': number }>(CompiledQuery.raw(statement, [JSON.stringify(records)]));
     const rows: Row[][] = items.map(() => []);
     for (const row of result.rows) rows[row['#item']]!.push(row);

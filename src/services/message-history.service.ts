@@ -66,6 +66,7 @@ export type { PageCheck, PageVersion };
 export interface VersionedPage {
   /** Its messages rendered, or as their stored text (ShownMessage; messagePageJson writes both). */
   page: { data: Array<Message | ShownMessage>; meta: MessageListMeta };
+  /** A page of one conversation's, unless asked for without it. */
   versioned?: PageVersion;
 }
 export interface MessageListMeta {
@@ -141,8 +142,11 @@ export class MessageHistoryService {
     return { data: data.filter((message): message is Message => !(message instanceof ShownMessage)), meta };
   }
 
-  /** user-list-user-messages: the conversation between the onBehalfOf user and `uid`. */
-  async listWithUser(ctx: RequestContext, rawUid: string, input: ListMessagesInput): Promise<VersionedPage> {
+  /**
+   * user-list-user-messages: the conversation between the onBehalfOf user and `uid`; with
+   * `versioned: false`, without the page's version (see VersionedPage).
+   */
+  async listWithUser(ctx: RequestContext, rawUid: string, input: ListMessagesInput, { versioned = true } = {}): Promise<VersionedPage> {
     const viewer = ctx.onBehalfOf;
     if (viewer === undefined) throw badRequest({ onBehalfOf: 'is required: it names the other side of the conversation' });
     const uid = normalizeId(rawUid);
@@ -160,11 +164,11 @@ export class MessageHistoryService {
     filter.receiverType = 'user';
     // Receipts are the receiver's, marks the viewer's: both sides' states.
     const conversation = versionable(filter, input) ? { id: filter.conversationId, stateUids: uids } : undefined;
-    return this.page(ctx, filter, input, { uids, conversation, shown: true }, (page) => check(page.users));
+    return this.page(ctx, filter, input, { uids, conversation, unversioned: !versioned, shown: true }, (page) => check(page.users));
   }
 
-  /** user-list-group-messages: a group's messages, as its onBehalfOf member sees them. */
-  async listInGroup(ctx: RequestContext, rawGuid: string, input: ListMessagesInput): Promise<VersionedPage> {
+  /** user-list-group-messages: a group's messages, as its onBehalfOf member sees them (`versioned`: as listWithUser). */
+  async listInGroup(ctx: RequestContext, rawGuid: string, input: ListMessagesInput, { versioned = true } = {}): Promise<VersionedPage> {
     const guid = normalizeId(rawGuid);
     const viewer = ctx.onBehalfOf;
     // The group, and the viewer with their membership (as a send checks them), are read with
@@ -183,6 +187,7 @@ export class MessageHistoryService {
     filter.conversationId = groupConversationKey(guid);
     filter.receiverType = 'group';
     const reads: PageReads = viewer === undefined ? { guids: [guid], shown: true } : { uids: [viewer], guids: [guid], membership: { uid: viewer, guid }, shown: true };
+    reads.unversioned = !versioned;
     // A group message's receipts and marks are the viewer's.
     if (versionable(filter, input)) reads.conversation = { id: filter.conversationId, stateUids: viewer === undefined ? [] : [viewer] };
     return this.page(ctx, filter, input, reads, (page) =>

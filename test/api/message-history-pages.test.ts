@@ -168,4 +168,47 @@ describe('history pages answered again', () => {
     const other = await t.call(t.appB, `/v3/users/${bob}/messages`, { onBehalfOf: alice, query: { limit: '50' } });
     assert.equal(errorCode(other), 'ERR_UID_NOT_FOUND');
   });
+
+  it('are kept from the second time they are asked for, and read without their version the first time', async () => {
+    const [alice, bob] = await newUids(t, t.appA, 2);
+    await send(alice!, bob!, 'asked for three times');
+    const history = t.services.history;
+    const asked: boolean[] = [];
+    let checks = 0;
+    const listWithUser = history.listWithUser;
+    const pageVersion = history.pageVersion;
+    history.listWithUser = async (...args: Parameters<typeof listWithUser>) => {
+      const read = await listWithUser.apply(history, args);
+      asked.push(read.versioned !== undefined);
+      return read;
+    };
+    history.pageVersion = (...args: Parameters<typeof pageVersion>) => {
+      checks++;
+      return pageVersion.apply(history, args);
+    };
+    try {
+      const url = `/v3/users/${bob}/messages`;
+      const bodies: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const response = await t.call(t.appA, url, { onBehalfOf: alice, query: { limit: '50' } });
+        assert.equal(response.statusCode, 200, response.body);
+        assert.match(response.headers['content-type'] as string, /^application\/json/);
+        bodies.push(response.body);
+      }
+      assert.deepEqual(bodies.map((text) => JSON.parse(text).data.map((m: any) => m.data.text)), Array(3).fill(['asked for three times']));
+      assert.equal(bodies[1], bodies[0]);
+      assert.equal(bodies[2], bodies[0]);
+      // Read without a version, then with it (and kept), then answered from the copy after its check.
+      assert.deepEqual(asked, [false, true]);
+      assert.equal(checks, 1);
+      // Changed, it is read again with its version (it was kept), and kept again.
+      await send(bob!, alice!, 'a reply');
+      const changed = await t.call(t.appA, url, { onBehalfOf: alice, query: { limit: '50' } });
+      assert.deepEqual(body(changed).data.map((m: any) => m.data.text), ['asked for three times', 'a reply']);
+      assert.deepEqual(asked, [false, true, true]);
+    } finally {
+      history.listWithUser = listWithUser;
+      history.pageVersion = pageVersion;
+    }
+  });
 });

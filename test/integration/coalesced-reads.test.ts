@@ -6,7 +6,7 @@ import { groupConversationKey, userConversationKey } from '../../src/domain/conv
 import { MessageBatchesRepository } from '../../src/repositories/message-store/message-batches.repository.js';
 import { MessagePagesRepository } from '../../src/repositories/message-pages.repository.js';
 import { type PageCheck, type PageRead } from '../../src/repositories/message-pages.repository.js';
-import { SqlParams } from '../../src/repositories/sql-text.js';
+import { SqlParams, type EachStatement } from '../../src/repositories/sql-text.js';
 import { UsersRepository } from '../../src/repositories/users.repository.js';
 import { createTestApp, uniqueId, type TestApp } from '../helpers/app.js';
 import { newGroup, newUids } from '../helpers/factories.js';
@@ -154,7 +154,7 @@ describe('coalesced history page reads', () => {
     // two apps) in one, each other shape in its own.
     const statements: number[] = [];
     const rowsOfEach = SqlParams.rowsOfEach;
-    SqlParams.rowsOfEach = <Row>(tx: Executor, text: string, params: readonly SqlParams[]) => {
+    SqlParams.rowsOfEach = <Row>(tx: Executor, text: EachStatement, params: readonly SqlParams[]) => {
       statements.push(params.length);
       return rowsOfEach.call(SqlParams, tx, text, params) as Promise<Row[][]>;
     };

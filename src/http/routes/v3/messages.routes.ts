@@ -92,7 +92,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageListResponse, ...errorResponses },
       },
     },
-    async (request, reply) => pages.serve(request, reply, () => history.listWithUser(request.ctx, request.params.uid, request.query)),
+    async (request, reply) => pages.serve(request, reply, (versioned) => history.listWithUser(request.ctx, request.params.uid, request.query, { versioned })),
   );
 
   app.get(
@@ -109,6 +109,6 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: MessageListResponse, ...errorResponses },
       },
     },
-    async (request, reply) => pages.serve(request, reply, () => history.listInGroup(request.ctx, request.params.guid, request.query)),
+    async (request, reply) => pages.serve(request, reply, (versioned) => history.listInGroup(request.ctx, request.params.guid, request.query, { versioned })),
   );
 };
