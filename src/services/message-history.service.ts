@@ -164,7 +164,8 @@ export class MessageHistoryService {
     filter.receiverType = 'user';
     // Receipts are the receiver's, marks the viewer's: both sides' states.
     const conversation = versionable(filter, input) ? { id: filter.conversationId, stateUids: uids } : undefined;
-    return this.page(ctx, filter, input, { uids, conversation, unversioned: !versioned, shown: true }, (page) => check(page.users));
+    // A 1:1 conversation's messages are between its two users (its key names the pair: domain/conversation-id.ts).
+    return this.page(ctx, filter, input, { uids, uidsHoldParties: true, conversation, unversioned: !versioned, shown: true }, (page) => check(page.users));
   }
 
   /** user-list-group-messages: a group's messages, as its onBehalfOf member sees them (`versioned`: as listWithUser). */
