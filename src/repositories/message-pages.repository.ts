@@ -27,7 +27,7 @@ export interface PageReads {
   membership?: { uid: string; guid: string };
   /** A page of one conversation, versioned (see pageVersion) unless `unversioned`. */
   conversation?: PageConversation;
-  /** A page of one conversation read without its version (one that will not be kept: a third of its statement's cost). */
+  /** A page of one conversation read without its version (one that will not be kept: a sixth of its statement's work). */
   unversioned?: boolean;
   /** Messages with a stored text (migration 0017) read as it (MessagePage.shown), not as rows. */
   shown?: boolean;

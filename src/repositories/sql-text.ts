@@ -1,6 +1,12 @@
 import { CompiledQuery, type RawBuilder } from 'kysely';
 import type { Executor } from '../db/transaction.js';
 
+/** A statement of SqlParams.rowsOfEach, made by SqlParams.statementOf. */
+export type EachStatement = string & { readonly eachStatement: unique symbol };
+
+/** Shapes of statements (texts and signatures) whose rowsOfEach statement is kept (statementOf). */
+const MAX_SHAPES = 1_000;
+
 /**
  * The parameters of a statement written as text, numbered as they are added (`q.p1`, `q.p2`,
  * ...: the columns of one record of values, see rowsOfEach, which runs every such text): for
@@ -8,12 +14,6 @@ import type { Executor } from '../db/transaction.js';
  * and compile, a tenth of the page's CPU in the server (docs/performance.md). Every value goes
  * in through `param` or `typed`; the text around it is the caller's literals.
  */
-/** A statement of SqlParams.rowsOfEach, made by SqlParams.statementOf. */
-export type EachStatement = string & { readonly eachStatement: unique symbol };
-
-/** Shapes of statements (texts and signatures) whose rowsOfEach statement is kept (statementOf). */
-const MAX_SHAPES = 1_000;
-
 export class SqlParams {
   private readonly values: unknown[] = [];
   private readonly types: string[] = [];
@@ -54,7 +54,8 @@ export class SqlParams {
    * run once per record of values (see rowsOfEach). Made once per shape (text and signature; at
    * most MAX_SHAPES kept): the same string each time, whose hash (statements of one shape are
    * grouped by it, and it names its prepared statement: database.ts) is computed once. A page's
-   * statement is ~3 KB, and hashing it anew twice a page cost ~6% of the page's CPU here.
+   * statement is ~3 KB: built anew each time, it was hashed twice a page (~6% of the server's
+   * CPU for it); now only its key is, once.
    */
   static statementOf(text: string, params: SqlParams): EachStatement {
     const key = `${params.signature}\u0000${text}`;
