@@ -172,43 +172,81 @@ describe('history pages answered again', () => {
   it('are kept from the second time they are asked for, and read without their version the first time', async () => {
     const [alice, bob] = await newUids(t, t.appA, 2);
     await send(alice!, bob!, 'asked for three times');
-    const history = t.services.history;
-    const asked: boolean[] = [];
-    let checks = 0;
-    const listWithUser = history.listWithUser;
-    const pageVersion = history.pageVersion;
-    history.listWithUser = async (...args: Parameters<typeof listWithUser>) => {
-      const read = await listWithUser.apply(history, args);
-      asked.push(read.versioned !== undefined);
-      return read;
-    };
-    history.pageVersion = (...args: Parameters<typeof pageVersion>) => {
-      checks++;
-      return pageVersion.apply(history, args);
-    };
+    const reads = watchReads('listWithUser');
     try {
       const url = `/v3/users/${bob}/messages`;
-      const bodies: string[] = [];
-      for (let i = 0; i < 3; i++) {
-        const response = await t.call(t.appA, url, { onBehalfOf: alice, query: { limit: '50' } });
-        assert.equal(response.statusCode, 200, response.body);
-        assert.match(response.headers['content-type'] as string, /^application\/json/);
-        bodies.push(response.body);
-      }
+      const bodies = await readThrice(url, alice!);
       assert.deepEqual(bodies.map((text) => JSON.parse(text).data.map((m: any) => m.data.text)), Array(3).fill(['asked for three times']));
       assert.equal(bodies[1], bodies[0]);
       assert.equal(bodies[2], bodies[0]);
       // Read without a version, then with it (and kept), then answered from the copy after its check.
-      assert.deepEqual(asked, [false, true]);
-      assert.equal(checks, 1);
+      assert.deepEqual(reads.asked, [false, true]);
+      assert.equal(reads.checks(), 1);
       // Changed, it is read again with its version (it was kept), and kept again.
       await send(bob!, alice!, 'a reply');
       const changed = await t.call(t.appA, url, { onBehalfOf: alice, query: { limit: '50' } });
       assert.deepEqual(body(changed).data.map((m: any) => m.data.text), ['asked for three times', 'a reply']);
-      assert.deepEqual(asked, [false, true, true]);
+      assert.deepEqual(reads.asked, [false, true, true]);
     } finally {
-      history.listWithUser = listWithUser;
-      history.pageVersion = pageVersion;
+      reads.restore();
+    }
+  });
+
+  it('of a group are kept from the second time they are asked for, as a conversation with a user', async () => {
+    const [alice, bob] = await newUids(t, t.appA, 2);
+    const guid = (await newGroup(t, t.appA, {}, alice!)).guid;
+    await call('POST', `/v3/groups/${guid}/members`, undefined, { participants: [bob] });
+    await send(bob!, guid, 'to the group', 'group');
+    const reads = watchReads('listInGroup');
+    try {
+      const bodies = await readThrice(`/v3/groups/${guid}/messages`, alice!);
+      assert.ok(JSON.parse(bodies[0]!).data.some((m: any) => m.data.text === 'to the group'));
+      assert.equal(bodies[2], bodies[0]);
+      assert.deepEqual(reads.asked, [false, true]);
+      assert.equal(reads.checks(), 1);
+    } finally {
+      reads.restore();
     }
   });
 });
+
+/** Reads a page three times as `viewer` and answers the three bodies. */
+async function readThrice(url: string, viewer: string): Promise<string[]> {
+  const bodies: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const response = await t.call(t.appA, url, { onBehalfOf: viewer, query: { limit: '50' } });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.match(response.headers['content-type'] as string, /^application\/json/);
+    bodies.push(response.body);
+  }
+  return bodies;
+}
+
+/**
+ * Watches the history service while a test reads pages: for each page read by `method`, whether
+ * it was read with its version (`asked`), and how many kept pages' versions were checked.
+ */
+function watchReads(method: 'listWithUser' | 'listInGroup') {
+  const history = t.services.history;
+  const list = history[method];
+  const pageVersion = history.pageVersion;
+  const asked: boolean[] = [];
+  let checks = 0;
+  history[method] = async (...args: Parameters<typeof list>) => {
+    const read = await list.apply(history, args);
+    asked.push(read.versioned !== undefined);
+    return read;
+  };
+  history.pageVersion = (...args: Parameters<typeof pageVersion>) => {
+    checks++;
+    return pageVersion.apply(history, args);
+  };
+  return {
+    asked,
+    checks: () => checks,
+    restore() {
+      history[method] = list;
+      history.pageVersion = pageVersion;
+    },
+  };
+}
