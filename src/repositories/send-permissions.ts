@@ -12,8 +12,8 @@ const FRIENDS_ONLY = sql`coalesce(rp.v ->> 'sendMessage.mode', case when rs.v = 
  * that checks the send (and, for a batch of sends, stores those that pass). The statement must
  * name, per send:
  * - `r`: the send, with `sender`, `receiver`, `receiver_type`, `category`, `type` and `data` (json);
- * - `s`: the sender's user row (its `role`, whose permissions and `settings` apply);
- * - `u`: the receiving user's row, or nulls for a group;
+ * - `s`: the sender's lookup, with its `role` (whose permissions and `settings` apply);
+ * - `u`: the receiving user's lookup, with its `role`, or nulls for a group;
  * - `gm`: the sender's membership of the receiving group (its `scope`), or nulls.
  *
  * Only permissions explicitly set are stored, so for an app that sets none this is a probe of
