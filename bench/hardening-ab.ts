@@ -1,12 +1,12 @@
 // What the edge checks and rate limits cost a send (issue "Hardening"): send at 64 connections
 // on a server with them and on one without them (BENCH_WITHOUT=edgeChecks,rateLimits, see
 // bench/parley-server.ts). Both servers run side by side, each on a fresh database, and take the
-// load in turns: short slices, alternating which goes first, so that a machine that speeds up or
-// slows down (runs here swing by ±15% from one minute to the next) weighs on both alike. The
-// figure is the median of the slices' ratios (with / without), and the servers' CPU per send.
+// load in turns (lib/side-by-side.ts). The figure is the median of the slices' ratios (with /
+// without), and the servers' CPU per send.
 import { runLoad } from './lib/load.js';
 import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 import { sendScenarios } from './lib/send-load.js';
+import { median, takeTurns } from './lib/side-by-side.js';
 
 export interface HardeningSlice {
   /** Sends per second, with the parts and without. */
@@ -50,12 +50,6 @@ function scenarios(options: Options, server: Server) {
   return sendScenarios(target, (load) => runLoad({ ...load, cpu }), options.connections, options.sliceSeconds);
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
 export async function hardeningAB(options: Options): Promise<HardeningAbResult> {
   const start = (url: string, without: boolean) =>
     startServerProcess<{ port: number; appId: string; apiKey: string; chatGroups: number }>('parley-server.ts', {
@@ -83,25 +77,24 @@ export async function hardeningAB(options: Options): Promise<HardeningAbResult> 
             medianCpuMicros: { oneToOne: [0, 0], group: [0, 0] },
           };
           for (const kind of ['oneToOne', 'group'] as const) {
-            for (let slice = -1; slice < options.slices; slice++) {
-              // Alternating which goes first; slice -1 warms both up and is not counted.
-              const withFirst = slice % 2 === 0;
-              const first = await (withFirst ? a : b)[kind]();
-              const second = await (withFirst ? b : a)[kind]();
-              const [w, wo] = withFirst ? [first, second] : [second, first];
-              if (slice < 0) continue;
-              const row = {
-                with: w.requestsPerSecond,
-                without: wo.requestsPerSecond,
-                withCpuMicros: w.cpuMicrosPerRequest?.server ?? 0,
-                withoutCpuMicros: wo.cpuMicrosPerRequest?.server ?? 0,
-              };
-              result[kind].push(row);
-              options.log(
-                `hardening A/B ${kind === 'oneToOne' ? '1:1' : 'group'} slice ${slice + 1}: ${row.with} vs ${row.without} sends/s ` +
-                  `(${(row.with / row.without).toFixed(3)}), server CPU per send ${row.withCpuMicros} / ${row.withoutCpuMicros} µs`,
-              );
-            }
+            await takeTurns({
+              slices: options.slices,
+              a: a[kind],
+              b: b[kind],
+              onSlice: (index, { a: w, b: wo }) => {
+                const row = {
+                  with: w.requestsPerSecond,
+                  without: wo.requestsPerSecond,
+                  withCpuMicros: w.cpuMicrosPerRequest?.server ?? 0,
+                  withoutCpuMicros: wo.cpuMicrosPerRequest?.server ?? 0,
+                };
+                result[kind].push(row);
+                options.log(
+                  `hardening A/B ${kind === 'oneToOne' ? '1:1' : 'group'} slice ${index + 1}: ${row.with} vs ${row.without} sends/s ` +
+                    `(${(row.with / row.without).toFixed(3)}), server CPU per send ${row.withCpuMicros} / ${row.withoutCpuMicros} µs`,
+                );
+              },
+            });
             const rows = result[kind];
             result.medianRatio[kind] = Number(median(rows.map((r) => r.with / r.without)).toFixed(3));
             result.medianCpuMicros[kind] = [median(rows.map((r) => r.withCpuMicros)), median(rows.map((r) => r.withoutCpuMicros))];

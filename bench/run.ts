@@ -30,6 +30,7 @@ import { sendScenarios } from './lib/send-load.js';
 import { describeHardening, hardeningAB, type HardeningAbResult } from './hardening-ab.js';
 import { webhooksBench, type WebhooksResult } from './webhooks.js';
 import { floorScenarios } from './floors.js';
+import { anotherPageEachTime } from './lib/history-load.js';
 import { postgresCpuMeter, startServerProcess, type ServerHandle } from './lib/processes.js';
 
 const { values } = parseArgs({
@@ -212,17 +213,7 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
           // ones, so each is built: the cost of a first read. (A long conversation only: the
           // pages of a short one would all be kept after the first round.)
           if (size < 100_000) continue;
-          const newest = await fetch(`${base}/v3/users/${other}/messages?limit=1`, { headers: { ...headers, onbehalfof: viewer } });
-          const top = BigInt(((await newest.json()) as { data: Array<{ id: string }> }).data[0]!.id);
-          let n = 0;
-          const pages = BigInt(Math.max(1, Math.floor(size / 50) - 1));
-          const cold = await load({
-            url: `${base}/v3/users/${other}/messages`,
-            connections,
-            durationSeconds: duration,
-            headers: { ...headers, onbehalfof: viewer },
-            path: () => `/v3/users/${other}/messages?limit=50&affix=prepend&id=${top - 50n * (BigInt(n++) % pages)}`,
-          });
+          const cold = await load({ ...(await anotherPageEachTime({ base, headers, viewer, other, size })), connections, durationSeconds: duration });
           const after = await fastifyPageRate(connections, ` (after history page, another each time, ${label})`);
           report({ scenario: `history page, another each time (${label})`, engine, connections, result: cold, baseline: 'Fastify page', baselineRate: Math.round((between + after) / 2) });
         }

@@ -15,12 +15,15 @@ export interface ServerHandle<Info> {
 /**
  * Starts a bench server script in its own process and waits for the one JSON line it prints
  * when ready. The load generator runs in this process, so the two never share a CPU queue.
+ * `root`: the checkout whose bench/ and src/ it runs (another commit's, for bench/against.ts);
+ * this one by default.
  */
-export function startServerProcess<Info>(script: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 600_000): Promise<ServerHandle<Info>> {
+export function startServerProcess<Info>(script: string, env: NodeJS.ProcessEnv = {}, { timeoutMs = 600_000, root = '.' } = {}): Promise<ServerHandle<Info>> {
   // The node flags `npm start` gives the server, so the bench measures what runs; and
   // BENCH_SERVER_NODE_ARGS: extra ones, e.g. --cpu-prof to profile it.
-  const nodeArgs = [...startFlags(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.resolve('bench', script)], {
+  const nodeArgs = [...startFlags(root), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.resolve(root, 'bench', script)], {
+    cwd: root,
     env: { ...process.env, PARLEY_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -69,9 +72,9 @@ function rssOf(pid: number): number {
   }
 }
 
-/** The node flags (`--name=value`) of package.json's start script. */
-function startFlags(): string[] {
-  const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
+/** The node flags (`--name=value`) of the start script of `root`'s package.json. */
+function startFlags(root: string): string[] {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   return pkg.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
 }
 
