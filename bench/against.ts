@@ -58,6 +58,13 @@ if (!(await postgresReachable())) throw new Error(`PostgreSQL does not answer at
 const commit = execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { encoding: 'utf8' }).trim();
 const worktree = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-against-'));
 execFileSync('git', ['worktree', 'add', '--detach', worktree, commit], { stdio: 'ignore' });
+// Interrupted, the slice under way ends, and the servers, databases and worktree go as after a
+// whole run (sliceOf's slices throw once this is set).
+let interrupted = false;
+process.once('SIGINT', () => {
+  interrupted = true;
+  console.log('interrupted: the servers, databases and worktree go after this slice');
+});
 
 type Info = { port: number; appId: string; apiKey: string; chatGroups: number; historyPairs: Array<[string, string]> };
 interface Row {
@@ -109,9 +116,13 @@ try {
       );
     }
   }
+} catch (error) {
+  if (!interrupted) throw error;
+  process.exitCode = 130;
 } finally {
   execFileSync('git', ['worktree', 'remove', '--force', worktree], { stdio: 'ignore' });
 }
+if (interrupted) process.exit();
 fs.mkdirSync('.bench', { recursive: true });
 const file = path.join('.bench', `against-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 fs.writeFileSync(file, JSON.stringify({ ref, commit, slices, sliceSeconds, rows }, null, 2));
@@ -121,7 +132,10 @@ console.log(`results written to ${file}`);
 async function sliceOf(scenario: Scenario, server: ServerHandle<Info>, connections: number): Promise<() => Promise<LoadResult>> {
   const base = `http://127.0.0.1:${server.info.port}`;
   const headers = { appid: server.info.appId, apikey: server.info.apiKey };
-  const load = (options: LoadOptions) => runLoad({ ...options, warmupSeconds: 1, cpu: { server: server.cpuMeter, postgres: postgresCpuMeter } });
+  const load = (options: LoadOptions) => {
+    if (interrupted) throw new Error('interrupted');
+    return runLoad({ ...options, warmupSeconds: 1, cpu: { server: server.cpuMeter, postgres: postgresCpuMeter } });
+  };
   if (scenario === 'page') {
     const [viewer, other] = server.info.historyPairs[0]!;
     const pages = await anotherPageEachTime({ base, headers, viewer, other, size: history });

@@ -53,6 +53,8 @@ export function startServerProcess<Info>(script: string, env: NodeJS.ProcessEnv 
         },
         stop: () =>
           new Promise<void>((done) => {
+            // Already gone (a Ctrl-C reaches the whole process group): nothing to wait for.
+            if (child.exitCode !== null || child.signalCode !== null) return done();
             child.removeAllListeners('exit');
             child.on('exit', () => done());
             child.kill('SIGTERM');
