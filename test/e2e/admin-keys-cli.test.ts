@@ -9,14 +9,6 @@ import https from 'node:https';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { newDeployment, runCli, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
-import { seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
-
-/** A deployment whose embedded database starts migrated (no initdb on its first use). */
-async function deploymentReady(extra: NodeJS.ProcessEnv = {}): Promise<Deployment> {
-  const deployment = await newDeployment(extra);
-  if (TEST_ENGINE === 'pglite') await seedPgliteDataDir(deployment.dataDir);
-  return deployment;
-}
 
 /** A management API request over TLS to 127.0.0.1, with `host` as the Host header. */
 function mgmt(server: ServerProcess, ca: string, credential: { key: string; secret: string }, urlPath: string, host = 'localhost'): Promise<{ status: number; body: any }> {
@@ -49,7 +41,7 @@ describe('parley admin keys and parley webhooks', () => {
   let appId: string;
 
   before(async () => {
-    deployment = await deploymentReady();
+    deployment = await newDeployment({}, { migrated: true });
   });
   after(async () => {
     await deployment?.destroy();
@@ -103,7 +95,7 @@ describe('parley admin keys and parley webhooks', () => {
 describe('the first start', () => {
   let deployment: Deployment;
   before(async () => {
-    deployment = await deploymentReady({ PARLEY_DOMAIN: 'localhost' });
+    deployment = await newDeployment({ PARLEY_DOMAIN: 'localhost' }, { migrated: true });
   });
   after(async () => {
     await deployment?.destroy();

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { describeCrash, runCrashScenario, type CrashReport } from '../../bench/lib/crash.js';
 import { newDeployment, type Deployment } from '../helpers/cli.js';
-import { seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
+import { TEST_ENGINE } from '../helpers/db.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 describe(`crash under load (${TEST_ENGINE})`, () => {
@@ -15,11 +15,10 @@ describe(`crash under load (${TEST_ENGINE})`, () => {
   let receiver: Receiver;
 
   before(async () => {
-    deployment = await newDeployment();
+    // A migrated data dir: the first start skips initdb (the bulk of its time), and still creates the default app.
+    deployment = await newDeployment({}, { migrated: true });
     // A webhook on message_sent (issue 22): every acknowledged message must reach it.
     receiver = await startReceiver();
-    // A migrated data dir: the first start skips initdb (the bulk of its time), and still creates the default app.
-    if (TEST_ENGINE === 'pglite') await seedPgliteDataDir(deployment.dataDir);
     report = await runCrashScenario({
       engine: TEST_ENGINE,
       env: deployment.env,

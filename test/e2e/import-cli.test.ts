@@ -5,7 +5,6 @@ import https from 'node:https';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CLI_ARGS, newDeployment, parseBanner, runCli, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
-import { seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
 
 const T0 = 1_600_000_000;
 
@@ -19,9 +18,8 @@ let app: { appId: string; apiKey: string; url: string };
 before(async () => {
   // This import makes more than the vendor's 60 import calls a minute per app: the default limit
   // would have it wait out 429s (the importer honours Retry-After).
-  deployment = await newDeployment({ PARLEY_RATE_LIMITS: 'import=100000' });
   // Migrated already (no initdb): the server's first start creates the app to import into.
-  if (TEST_ENGINE === 'pglite') await seedPgliteDataDir(deployment.dataDir);
+  deployment = await newDeployment({ PARLEY_RATE_LIMITS: 'import=100000' }, { migrated: true });
   server = await startServe(deployment.env);
   const { appId, apiKey } = parseBanner(server.output());
   app = { appId, apiKey, url: `https://${appId}.api-us.localhost:${server.port}` };

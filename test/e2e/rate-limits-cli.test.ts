@@ -4,15 +4,13 @@ import https from 'node:https';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { newDeployment, runCli, startServe, type Deployment } from '../helpers/cli.js';
-import { seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
 
 let deployment: Deployment;
 let app: { appId: string; apiKey: string };
 before(async () => {
   // The deployment's own limits: the app's own are set on top of them.
-  deployment = await newDeployment({ PARLEY_RATE_LIMITS: 'standard=500,unread_per_user=5' });
   // Migrated already: no initdb on the first command (the fresh data dir is test/e2e/cli.test.ts's).
-  if (TEST_ENGINE === 'pglite') await seedPgliteDataDir(deployment.dataDir);
+  deployment = await newDeployment({ PARLEY_RATE_LIMITS: 'standard=500,unread_per_user=5' }, { migrated: true });
   const created = await runCli(['apps', 'create', '--name', 'Limited', '--json'], deployment.env);
   assert.equal(created.code, 0, created.stderr);
   app = JSON.parse(created.stdout);

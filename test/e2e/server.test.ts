@@ -6,17 +6,6 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createSelfSignedCertificate } from '../../src/tls/self-signed.js';
 import { newDeployment, parseBanner, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
-import { seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
-
-/**
- * On PGlite, the deployment's data dir filled with the migrated template: what these tests look
- * at is how a server serves, and initdb (a fresh data dir's, which test/e2e/cli.test.ts
- * runs) is the bulk of a start's time. The
- * start still creates the default app and prints its banner.
- */
-async function fromTemplate(deployment: Deployment): Promise<void> {
-  if (TEST_ENGINE === 'pglite') await seedPgliteDataDir(deployment.dataDir);
-}
 
 interface Reply {
   status: number;
@@ -63,8 +52,7 @@ describe('parley serve over TLS', () => {
   let host: string;
 
   before(async () => {
-    deployment = await newDeployment({ PARLEY_DOMAIN: 'localhost' });
-    await fromTemplate(deployment);
+    deployment = await newDeployment({ PARLEY_DOMAIN: 'localhost' }, { migrated: true });
     server = await startServe(deployment.env);
     app = parseBanner(server.output());
     ca = fs.readFileSync(path.join(deployment.dataDir, 'tls', 'cert.pem'), 'utf8');
@@ -169,8 +157,7 @@ describe('parley serve over TLS', () => {
 
 describe('parley serve with a configured certificate', () => {
   it('serves the given certificate', async () => {
-    const deployment = await newDeployment({ PARLEY_DOMAIN: 'chat.test' });
-    await fromTemplate(deployment);
+    const deployment = await newDeployment({ PARLEY_DOMAIN: 'chat.test' }, { migrated: true });
     const pair = createSelfSignedCertificate(['*.api-us.chat.test', 'localhost']);
     const certFile = path.join(deployment.dataDir, 'given-cert.pem');
     const keyFile = path.join(deployment.dataDir, 'given-key.pem');
@@ -197,8 +184,7 @@ describe('parley serve with a configured certificate', () => {
 
 describe('parley serve with PARLEY_INSECURE_HTTP=1', () => {
   it('serves plain HTTP and warns about it', async () => {
-    const deployment = await newDeployment({ PARLEY_INSECURE_HTTP: '1' });
-    await fromTemplate(deployment);
+    const deployment = await newDeployment({ PARLEY_INSECURE_HTTP: '1' }, { migrated: true });
     const server = await startServe(deployment.env);
     try {
       assert.equal(server.scheme, 'http');

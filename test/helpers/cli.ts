@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createPostgresDatabase, TEST_ENGINE } from './db.js';
+import { createPostgresDatabase, seedPgliteDataDir, TEST_ENGINE } from './db.js';
 
 // The CLI as these tests run: compiled, when they run from the test build (scripts/run-tests.mjs:
 // no loader hook to pay for at each start), else the source through tsx.
@@ -18,10 +18,17 @@ export interface Deployment {
   destroy(): Promise<void>;
 }
 
-/** A data dir and, when testing PostgreSQL, a fresh database: what one deployment uses. */
-export async function newDeployment(extra: NodeJS.ProcessEnv = {}): Promise<Deployment> {
+/**
+ * A data dir and, when testing PostgreSQL, a fresh database: what one deployment uses.
+ * `migrated`: on PGlite, the data dir is filled with the migrated template (seedPgliteDataDir),
+ * so the first start skips initdb (the bulk of its time) and still creates the default app and
+ * prints its banner; for tests that look at something else than a fresh data dir's first start
+ * (test/e2e/cli.test.ts runs one).
+ */
+export async function newDeployment(extra: NodeJS.ProcessEnv = {}, { migrated = false } = {}): Promise<Deployment> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-e2e-'));
   const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
+  if (migrated && !pg) await seedPgliteDataDir(dataDir);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PARLEY_DATA_DIR: dataDir,
