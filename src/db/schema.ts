@@ -1,4 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { ModerationRulesTable, ModerationRuleRevisionsTable, ModerationKeywordListsTable, ModerationDeletedDefaultsTable, ModerationVersionsTable, ModerationHooksTable, ModerationBlockedMessagesTable, ModerationReasonsTable, ModerationFlaggedMessagesTable, ModerationFlagsTable } from './moderation-tables.js';
+export type { ModerationRulesTable, ModerationRuleRevisionsTable, ModerationKeywordListsTable, ModerationDeletedDefaultsTable, ModerationVersionsTable, ModerationHooksTable, ModerationBlockedMessagesTable, ModerationReasonsTable, ModerationFlaggedMessagesTable, ModerationFlagsTable } from './moderation-tables.js';
 
 /** A timestamp column: read as Date, written as Date (or left to its default). */
 type Timestamp = ColumnType<Date, Date | undefined, Date>;
@@ -189,6 +191,8 @@ export interface MessagesTable {
   read_at: NullableTimestamp;
   /** The message's stored text (0017, shownText in services/views/shown-messages.ts); NULL: rendered from the columns. */
   shown: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Held for moderation review (0018): shown to its sender only (repositories/message-visibility.ts). */
+  held: Generated<boolean>;
 }
 
 export interface ConversationsTable {
@@ -365,4 +369,18 @@ export interface DB {
   webhook_cursors: WebhookCursorsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_lanes: WebhookLanesTable;
+}
+
+// Moderation's tables (moderation-tables.ts, migration 0018), merged into DB.
+export interface DB {
+  moderation_rules: ModerationRulesTable;
+  moderation_rule_revisions: ModerationRuleRevisionsTable;
+  moderation_keyword_lists: ModerationKeywordListsTable;
+  moderation_deleted_defaults: ModerationDeletedDefaultsTable;
+  moderation_versions: ModerationVersionsTable;
+  moderation_hooks: ModerationHooksTable;
+  moderation_blocked_messages: ModerationBlockedMessagesTable;
+  moderation_reasons: ModerationReasonsTable;
+  moderation_flagged_messages: ModerationFlaggedMessagesTable;
+  moderation_flags: ModerationFlagsTable;
 }

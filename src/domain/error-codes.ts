@@ -82,6 +82,22 @@ export const ERROR_CATALOGUE = {
   ERR_WRONG_MESSAGE_THREAD: { status: 400, message: 'The receiver does not match the conversation of the message {id}.' },
   ERR_WRONG_MESSAGE_THREAD_CATEGORY: { status: 400, message: 'The message {id} is of category {category}, which cannot have a thread.' },
 
+  // Moderation (docs/moderation.md). ERR_BLOCKED_BY_EXTENSION and ERR_BLOCKED_BY_WEBHOOK are the
+  // vendor's (NOTES §1.3); the not-found and already-exists codes follow its naming.
+  ERR_BLOCKED_BY_EXTENSION: { status: 403, message: 'The message was refused by the moderation rule {rule} ({name}).' },
+  ERR_BLOCKED_BY_WEBHOOK: { status: 403, message: 'The message was refused by the moderation hook: {reason}.' },
+  ERR_RULE_NOT_FOUND: { status: 404, message: 'The moderation rule {id} does not exist.' },
+  ERR_RULE_ALREADY_EXISTS: { status: 400, message: 'The moderation rule {id} already exists.' },
+  ERR_KEYWORD_NOT_FOUND: { status: 404, message: 'The keyword list {id} does not exist.' },
+  ERR_KEYWORD_ALREADY_EXISTS: { status: 400, message: 'The keyword list {id} already exists.' },
+  ERR_KEYWORD_IN_USE: { status: 400, message: 'The keyword list {id} is used by the rules {rules}: change them first.' },
+  ERR_REASON_NOT_FOUND: { status: 404, message: 'The reason {id} does not exist.' },
+  ERR_REASON_ALREADY_EXISTS: { status: 400, message: 'The reason {id} already exists.' },
+  ERR_BLOCKED_MESSAGE_NOT_FOUND: { status: 404, message: 'The message {id} is not held by moderation.' },
+  ERR_FLAGGED_MESSAGE_NOT_FOUND: { status: 404, message: 'The message {id} has not been flagged.' },
+  ERR_MODERATION_HOOK_NOT_FOUND: { status: 404, message: 'The app has no moderation hook.' },
+  ERR_MESSAGE_HELD: { status: 403, message: 'The message {id} is held for moderation review: it cannot be {action} until it is approved.' },
+
   // Data import (NOTES §4): a body whose wrapper or record keys are malformed, and a joinedAt out of range.
   ERR_IMPORT_INVALID_USER_FORMAT: { status: 400, message: 'The body must be {"users": {"<uid>": {...}}}, each key equal to its record\'s uid: {problem}.' },
   ERR_IMPORT_INVALID_GROUP_FORMAT: { status: 400, message: 'The body must be {"groups": {"<guid>": {...}}}, each key equal to its record\'s guid: {problem}.' },

@@ -5,6 +5,13 @@
  */
 export const MESSAGE_TRIGGERS = ['message_sent', 'message_edited', 'message_deleted', 'user_mentioned'] as const;
 
+/**
+ * The moderation engine's and moderators' verdicts on a message (docs/moderation.md): the payload
+ * is the message, rendered when it is delivered (whether or not it is held), with the details
+ * recorded with the event (what held it).
+ */
+export const MODERATION_TRIGGERS = ['moderation_engine_approved', 'moderation_engine_blocked', 'moderation_manual_approved', 'moderation_engine_failed'] as const;
+
 export const TRIGGERS = [
   ...MESSAGE_TRIGGERS,
   'message_delivery_receipt',
@@ -24,21 +31,29 @@ export const TRIGGERS = [
   'group_member_unbanned',
   'group_member_scope_changed',
   'group_owner_transferred',
+  ...MODERATION_TRIGGERS,
 ] as const;
 
 export type Trigger = (typeof TRIGGERS)[number];
 /** The triggers whose payload shows a message, rendered when it is delivered. */
 export type MessageTrigger = (typeof MESSAGE_TRIGGERS)[number];
+export type ModerationTrigger = (typeof MODERATION_TRIGGERS)[number];
 /** The triggers whose payload's `data` is recorded with the event. */
-export type DataTrigger = Exclude<Trigger, MessageTrigger>;
+export type DataTrigger = Exclude<Trigger, MessageTrigger | ModerationTrigger>;
 
-/** An event of a change, as a service records it with the change (its payload's `data`). */
-export interface NewEvent {
-  trigger: DataTrigger;
-  /** The conversation it happened in (its key), when it happened in one. */
-  conversationId?: string;
-  data: Record<string, unknown>;
-}
+/**
+ * An event of a change, as a service records it with the change: its payload's `data`; a
+ * moderation event names its message (rendered when delivered) and `data` is added beside it
+ * (one about a message not stored, a hook's failure, carries the content in `data` instead).
+ */
+export type NewEvent =
+  | {
+      trigger: DataTrigger;
+      /** The conversation it happened in (its key), when it happened in one. */
+      conversationId?: string;
+      data: Record<string, unknown>;
+    }
+  | { trigger: ModerationTrigger; conversationId: string; messageId?: string; data: Record<string, unknown> };
 
 /**
  * An event id as a client names one (Last-Event-ID, `parley events tail --after`): digits that

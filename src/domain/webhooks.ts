@@ -47,6 +47,10 @@ export const TRIGGER_DESCRIPTIONS: Record<Trigger, string> = {
   group_member_unbanned: 'A user was unbanned from a group.',
   group_member_scope_changed: "A member's scope in a group changed.",
   group_owner_transferred: 'The ownership of a group was handed to another member.',
+  moderation_engine_approved: 'The moderation rules let a message through (apps with enabled rules or a moderation hook).',
+  moderation_engine_blocked: 'The moderation rules or hook held a message for review; its message_sent comes when it is approved.',
+  moderation_manual_approved: 'A moderator approved a message held for review.',
+  moderation_engine_failed: 'The moderation hook failed (no answer in time, an error, a bad answer); the payload says what was done.',
 };
 
 /** The triggers a webhook may subscribe to, in the catalogue's order. */

@@ -6,6 +6,7 @@ import { extended } from '../domain/objects.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
 import type { GroupRow } from './groups.repository.js';
 import { GROUP_ROW, MESSAGE_ROW, type ConversationStateRow, type MessageRow } from './row-codecs.js';
+import { visibleTo } from './message-visibility.js';
 import { conversationMessages, conversationMessagesOrder, escapeLike } from './sql-helpers.js';
 import { USER_ROW, type UserRow } from './users.repository.js';
 
@@ -263,8 +264,9 @@ export class ConversationStatesRepository {
 }
 
 /**
- * The messages of conversation m unread by `uid`: after their read mark and what they cleared,
- * not their own, not action messages, not deleted, and in a group not sent before they joined.
+ * The messages of conversation m unread by `uid` (m.uid): after their read mark and what they
+ * cleared, not their own, not action messages, not deleted, not held from them
+ * (message-visibility.ts), and in a group not sent before they joined.
  * A range of the conversation's index, in its order (conversationMessages: with statistics of
  * one long conversation, a conversation never read was counted by walking the app's messages
  * from its first, 12–40 ms each). To be read with a limit.
@@ -273,7 +275,7 @@ function unreadMessages(appId: string, uid: string): RawBuilder<unknown> {
   const mark = 'greatest(coalesce(s.read_message_id, 0), coalesce(s.cleared_message_id, 0))';
   return sql`select 1 as one from messages um
     where um.app_id = ${appId} and ${sql.raw(conversationMessages('um', 'm.conversation_id', { after: mark }))}
-      and um.sender <> ${uid} and um.category <> 'action' and um.deleted_at is null
+      and um.sender <> ${uid} and um.category <> 'action' and um.deleted_at is null and ${sql.raw(visibleTo('um', 'm.uid'))}
       and (m.joined_at is null or um.sent_at >= m.joined_at)
     ${sql.raw(conversationMessagesOrder('um', 'asc'))}`;
 }
@@ -311,11 +313,11 @@ function visibleFrom(appId: string, uid: string, filter: ConversationFilter): Ra
   if (filter.searchKey) conditions.push(sql`coalesce(u.name, g.name) ilike ${`%${escapeLike(filter.searchKey)}%`}`);
   return sql`
     from (
-      select conversation_id, 'user' as conversation_type, conversation_with as with_id, null as scope,
+      select uid, conversation_id, 'user' as conversation_type, conversation_with as with_id, null as scope,
              null::timestamptz as joined_at, created_at
       from user_conversations where ${sql.join(userSide, sql` and `)}
       union all
-      select 'group_' || guid, 'group', guid, scope, joined_at, joined_at
+      select uid, 'group_' || guid, 'group', guid, scope, joined_at, joined_at
       from group_members where ${sql.join(groupSide, sql` and `)}
     ) as m
     join conversations c on c.app_id = ${appId} and c.conversation_id = m.conversation_id and c.conversation_type = m.conversation_type

@@ -30,11 +30,19 @@ export class EventsRepository {
   /** Records the events, in order, in the transaction of the change they describe. */
   async record(appId: string, events: readonly NewEvent[], tx: Executor): Promise<void> {
     if (events.length === 0) return;
-    const records = JSON.stringify(events.map((event, n) => ({ n, trigger: event.trigger, conversation_id: event.conversationId ?? null, data: event.data })));
+    const records = JSON.stringify(
+      events.map((event, n) => ({
+        n,
+        trigger: event.trigger,
+        conversation_id: event.conversationId ?? null,
+        message_id: 'messageId' in event ? event.messageId : null,
+        data: event.data,
+      })),
+    );
     await sql`
-      insert into events (app_id, trigger, conversation_id, data)
-      select ${appId}, r.trigger, r.conversation_id, r.data
-      from json_to_recordset(${records}::json) as r (n int, trigger text, conversation_id text, data json)
+      insert into events (app_id, trigger, conversation_id, message_id, data)
+      select ${appId}, r.trigger, r.conversation_id, r.message_id, r.data
+      from json_to_recordset(${records}::json) as r (n int, trigger text, conversation_id text, message_id bigint, data json)
       order by r.n`.execute(tx);
   }
 

@@ -4,6 +4,7 @@
  * user's messages across their conversations.
  */
 import type { ReceiverType } from '../db/schema.js';
+import { visibleTo } from './message-visibility.js';
 import { conversationMessages, conversationMessagesOrder, escapeLike } from './sql-helpers.js';
 import type { SqlParams } from './sql-text.js';
 
@@ -60,10 +61,11 @@ const LINK = '(https?://|www\\.)[^[:space:]]';
 
 /**
  * The query of one keyset page (see readPage), as text with its values in `p`: newest first
- * for `prepend`, oldest first for `append`. `app` is the app id's parameter.
+ * for `prepend`, oldest first for `append`. `app` is the app id's parameter; `viewer` the
+ * viewer's (a null text without one): held messages are theirs alone (message-visibility.ts).
  */
-export function pageQuery(p: SqlParams, app: string, filter: MessageFilter, cursor: MessageCursor): string {
-  const where = [`messages.app_id = ${app}`];
+export function pageQuery(p: SqlParams, app: string, filter: MessageFilter, cursor: MessageCursor, viewer: string): string {
+  const where = [`messages.app_id = ${app}`, visibleTo('messages', viewer)];
   const any = (values: readonly string[]) => `any(${p.typed(values, 'text[]')})`;
   const conversationId = filter.conversationId === undefined ? undefined : p.shared(filter.conversationId, 'text');
   // Listed conversations alone are read each by its index (eachConversationQuery, below).

@@ -225,7 +225,7 @@ function pageStatement({ appId, filter, cursor, reads }: PageRead): PageStatemen
   const app = p.param(appId);
   const viewer = p.shared(reads.viewer ?? null, 'text');
   const conversation = reads.conversation;
-  const pageText = pageQuery(p, app, filter, cursor);
+  const pageText = pageQuery(p, app, filter, cursor, viewer());
   const parties = reads.uidsHoldParties ? '' : `union select sender from page union select receiver from page where receiver_type = 'user'`;
   const asked = `array(select unnest(${p.typed(reads.uids ?? [], 'text[]')}) ${parties} union select unnest(mentioned_uids) from page) as uids,
              array(select unnest(${p.typed(reads.guids ?? [], 'text[]')}) union select receiver from page where receiver_type = 'group') as guids`;

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
+import { visibleTo } from './message-visibility.js';
 import { type MessageRow } from './row-codecs.js';
 import { sendChecks, sendFactsOf, type SendCheckRow, type SendFacts } from './send-checks.js';
 
@@ -25,6 +26,13 @@ export interface NewMessage {
   parentId?: string;
   /** Its stored text (shownText, services/views/shown-messages.ts); absent or null: none. */
   shown?: string | null;
+  /** The moderation engine evaluated it and let it through: its event moderation_engine_approved is recorded with it. */
+  moderated?: boolean;
+  /**
+   * Stored held for moderation review, out of its conversation (held-messages.repository.ts): an
+   * action message about a held message (an edit or delete of it by its sender).
+   */
+  held?: boolean;
 }
 
 export class MessagesRepository {
@@ -54,6 +62,23 @@ export class MessagesRepository {
     return tx.selectFrom('messages').selectAll().where('app_id', '=', appId).where('id', '=', id as never).executeTakeFirst();
   }
 
+  /**
+   * The message as `viewer` sees it (message-visibility.ts): undefined when unknown or held from
+   * them. Without a viewer (undefined), as the app sees it: no held message.
+   */
+  async getVisible(appId: string, id: string, viewer: string | undefined, tx: Executor = this.db): Promise<MessageRow | undefined> {
+    return (await this.getManyVisible(appId, [id], viewer, tx))[0];
+  }
+
+  /** getVisible for many ids; unknown or held ones are absent. */
+  async getManyVisible(appId: string, ids: string[], viewer: string | undefined, tx: Executor = this.db): Promise<MessageRow[]> {
+    if (ids.length === 0) return [];
+    const result = await sql<MessageRow>`
+      select m.* from messages m, (select ${viewer ?? null}::text as uid) as v
+      where m.app_id = ${appId} and m.id = any(${ids}::bigint[]) and ${sql.raw(visibleTo('m', 'v.uid'))}`.execute(tx);
+    return result.rows;
+  }
+
   /** Messages by id (e.g. the last messages of a page of conversations); unknown ids are absent. */
   async getMany(appId: string, ids: string[], tx: Executor = this.db): Promise<MessageRow[]> {
     if (ids.length === 0) return [];
@@ -70,9 +95,19 @@ export class MessagesRepository {
       .executeTakeFirst();
   }
 
-  /** A message, row-locked until the transaction ends: its writers (e.g. of its reactions) take turns. */
-  async getForUpdate(appId: string, id: string, tx: Executor): Promise<MessageRow | undefined> {
-    return tx.selectFrom('messages').selectAll().where('app_id', '=', appId).where('id', '=', id as never).forNoKeyUpdate().executeTakeFirst();
+  /**
+   * A message, row-locked until the transaction ends: its writers (e.g. of its reactions) take
+   * turns. With `viewer` (its uid, or null for the app), only as getVisible would find it.
+   */
+  async getForUpdate(appId: string, id: string, tx: Executor, viewer?: string | null): Promise<MessageRow | undefined> {
+    if (viewer === undefined) {
+      return tx.selectFrom('messages').selectAll().where('app_id', '=', appId).where('id', '=', id as never).forNoKeyUpdate().executeTakeFirst();
+    }
+    const result = await sql<MessageRow>`
+      select m.* from messages m, (select ${viewer}::text as uid) as v
+      where m.app_id = ${appId} and m.id = ${id}::bigint and ${sql.raw(visibleTo('m', 'v.uid'))}
+      for no key update of m`.execute(tx);
+    return result.rows[0];
   }
 
   /** An edit: new content, and who edited it when. */
@@ -145,17 +180,16 @@ export class MessagesRepository {
       .execute();
   }
 
-  /** A page of a thread's replies, oldest first (threads are small: the vendor pages them by number). */
-  async listReplies(appId: string, parentId: string, page: { offset: number; limit: number }, tx: Executor = this.db): Promise<MessageRow[]> {
-    return tx
-      .selectFrom('messages')
-      .selectAll()
-      .where('app_id', '=', appId)
-      .where('parent_id', '=', parentId)
-      .orderBy('id', 'asc')
-      .offset(page.offset)
-      .limit(page.limit)
-      .execute();
+  /**
+   * A page of a thread's replies as `viewer` sees them (message-visibility.ts; undefined: the
+   * app), oldest first (threads are small: the vendor pages them by number).
+   */
+  async listReplies(appId: string, parentId: string, page: { offset: number; limit: number }, viewer: string | undefined, tx: Executor = this.db): Promise<MessageRow[]> {
+    const result = await sql<MessageRow>`
+      select m.* from messages m, (select ${viewer ?? null}::text as uid) as v
+      where m.app_id = ${appId} and m.parent_id = ${parentId}::bigint and ${sql.raw(visibleTo('m', 'v.uid'))}
+      order by m.id asc offset ${page.offset} limit ${page.limit}`.execute(tx);
+    return result.rows;
   }
 
 }

@@ -12,7 +12,7 @@ export const MESSAGE_ROW = jsonRowCodec<MessageRow>({
   app_id: 'value', id: 'bigint', conversation_id: 'value', sender: 'value', receiver: 'value', receiver_type: 'value',
   category: 'value', type: 'value', data: 'value', tags: 'value', mentioned_uids: 'value', muid: 'value', parent_id: 'bigint',
   reply_count: 'value', sent_at: 'timestamp', updated_at: 'timestamp', edited_at: 'timestamp', edited_by: 'value',
-  deleted_at: 'timestamp', deleted_by: 'value', delivered_at: 'timestamp', read_at: 'timestamp',
+  deleted_at: 'timestamp', deleted_by: 'value', delivered_at: 'timestamp', read_at: 'timestamp', held: 'value',
 });
 export const GROUP_ROW = jsonRowCodec<GroupRow>({
   app_id: 'value', guid: 'value', name: 'value', type: 'value', password_hash: 'value', icon: 'value', description: 'value',

@@ -53,7 +53,9 @@ export class ActionMessages {
   /**
    * An `edited` or `deleted` action message about `message` (rendered as it is now), in its
    * conversation. The sender is the acting user; when the app acts, the message's own sender
-   * (as the vendor's example shows), so a 1:1 action stays between the two users.
+   * (as the vendor's example shows), so a 1:1 action stays between the two users. An action
+   * message about a message held for moderation review is held with it (docs/moderation.md):
+   * it carries the message, and it is released with it.
    */
   async onMessage(appId: string, action: 'edited' | 'deleted', actor: UserRow | undefined, row: MessageRow, message: Message, tx: Executor): Promise<Message> {
     const entities = message.data.entities as { receiver: Entity };
@@ -66,12 +68,12 @@ export class ActionMessages {
       } satisfies ActionEntities,
     };
     const target = { conversationId: row.conversation_id, receiver: row.receiver, receiverType: row.receiver_type };
-    return this.store(appId, extended(target, { sender: actor?.uid ?? row.sender, type: 'message', data }), tx);
+    return this.store(appId, extended(target, { sender: actor?.uid ?? row.sender, type: 'message', data, held: row.held }), tx);
   }
 
   private async store(
     appId: string,
-    message: { conversationId: string; sender: string; receiver: string; receiverType: 'user' | 'group'; type: string; data: Record<string, unknown> },
+    message: { conversationId: string; sender: string; receiver: string; receiverType: 'user' | 'group'; type: string; data: Record<string, unknown>; held?: boolean },
     tx: Executor,
   ): Promise<Message> {
     const { data, ...rest } = message;

@@ -231,7 +231,7 @@ export class ConversationsService {
   }
 
   private async requireMessageOf(ctx: RequestContext, id: string, conversationId: string, type: ReceiverType, tx: Executor): Promise<MessageRow> {
-    const message = await this.deps.messages.get(ctx.appId, id, tx);
+    const message = await this.deps.messages.getVisible(ctx.appId, id, ctx.onBehalfOf, tx);
     if (!message || message.conversation_id !== conversationId || message.receiver_type !== type) throw messageNotFound(id);
     return message;
   }

@@ -1,4 +1,5 @@
 import { silentLogger } from '../domain/context.js';
+import { MODERATION_TRIGGERS } from '../domain/events.js';
 import type { EventRow } from '../repositories/events.repository.js';
 import type { MessagesRepository } from '../repositories/messages.repository.js';
 import type { MessageHistoryService } from './message-history.service.js';
@@ -15,7 +16,10 @@ export interface RenderedEvent {
 /**
  * Builds the payloads of logged events (docs/events.md): a message event's `data.message` is
  * rendered now from its message, as the REST API renders it; the others carry the data
- * recorded with them. An event whose message is gone (deleted permanently) is left out.
+ * recorded with them. An event whose message is gone (deleted permanently) is left out, and so
+ * is a message event whose message is held for moderation review now (as the app, no viewer
+ * sees it: repositories/message-visibility.ts). Moderation events show their message whether
+ * or not it is held (they are for the app's moderators), with the data recorded beside it.
  */
 export class EventPayloads {
   constructor(
@@ -24,18 +28,24 @@ export class EventPayloads {
 
   /** The payloads of these events (of any apps), in their order. */
   async render(events: readonly EventRow[]): Promise<RenderedEvent[]> {
-    const idsByApp = new Map<string, Set<string>>();
+    // Per app, the ids of message events' messages (shown if not held) and of moderation events' (shown).
+    const idsByApp = new Map<string, { shown: Set<string>; any: Set<string> }>();
     for (const event of events) {
       if (event.message_id === null) continue;
-      const ids = idsByApp.get(event.app_id) ?? new Set<string>();
-      ids.add(event.message_id);
-      idsByApp.set(event.app_id, ids);
+      let ids = idsByApp.get(event.app_id);
+      if (!ids) idsByApp.set(event.app_id, (ids = { shown: new Set(), any: new Set() }));
+      (isModerationEvent(event) ? ids.any : ids.shown).add(event.message_id);
     }
     // Each app's messages: read and rendered together, as the app (no viewer).
     const rendered = new Map<string, unknown>();
+    const shown = new Set<string>();
     for (const [appId, ids] of idsByApp) {
       const ctx = { appId, requestId: 'events', log: silentLogger };
-      const rows = await this.deps.messages.getMany(appId, [...ids]);
+      const visible = await this.deps.messages.getManyVisible(appId, [...ids.shown], undefined);
+      const read = new Set(visible.map((row) => String(row.id)));
+      for (const id of read) shown.add(`${appId}\u0000${id}`);
+      const others = await this.deps.messages.getMany(appId, [...ids.any].filter((id) => !read.has(id)));
+      const rows = [...visible, ...others];
       const messages = await this.deps.history.render(ctx, rows, { withTags: true });
       messages.forEach((message, n) => rendered.set(`${appId}\u0000${rows[n]!.id}`, message));
     }
@@ -43,9 +53,12 @@ export class EventPayloads {
     for (const event of events) {
       let data: unknown = event.data;
       if (event.message_id !== null) {
-        const message = rendered.get(`${event.app_id}\u0000${event.message_id}`);
+        const key = `${event.app_id}\u0000${event.message_id}`;
+        const message = rendered.get(key);
         if (message === undefined) continue;
-        data = { message };
+        if (isModerationEvent(event)) data = Object.assign({ message }, event.data);
+        else if (shown.has(key)) data = { message };
+        else continue;
       }
       out.push({
         id: event.id,
@@ -56,4 +69,10 @@ export class EventPayloads {
     }
     return out;
   }
+}
+
+const MODERATION = new Set<string>(MODERATION_TRIGGERS);
+
+function isModerationEvent(event: EventRow): boolean {
+  return MODERATION.has(event.trigger);
 }

@@ -49,7 +49,8 @@ export function prepare(input: SendMessageInput): Prepared {
   } else if (!type?.trim()) {
     throw new AppError('ERR_EMPTY_MESSAGE_TYPE');
   }
-  const { entities: _entities, mentions: _mentions, reactions: _reactions, ...data } = input.data ?? {};
+  // What the server writes (entities, mentions, reactions, the moderation status) a client cannot send.
+  const { entities: _entities, mentions: _mentions, reactions: _reactions, moderation: _moderation, ...data } = input.data ?? {};
   if (category === 'message' && type === 'text' && !data.text?.trim()) throw new AppError('ERR_EMPTY_MESSAGE_TEXT');
   if (category === 'message' && (MEDIA_TYPES as readonly string[]).includes(type)) {
     const hasFile = (data.attachments ?? []).some((attachment) => typeof attachment.url === 'string' && attachment.url !== '') || typeof data.url === 'string';

@@ -102,7 +102,11 @@ export class MessageHistoryService {
     return (await this.render(ctx, [row], { withTags: true }))[0]!;
   }
 
-  /** The message with this path id, if the onBehalfOf user (when given) can see it; else ERR_MESSAGE_ID_NOT_FOUND. */
+  /**
+   * The message with this path id, if the onBehalfOf user (when given; else the app) can see it:
+   * in their conversation, and not held from them (repositories/message-visibility.ts); else
+   * ERR_MESSAGE_ID_NOT_FOUND.
+   */
   async requireVisible(ctx: RequestContext, rawId: string): Promise<MessageRow> {
     return (await this.requireVisibleWithScope(ctx, rawId)).row;
   }
@@ -114,9 +118,9 @@ export class MessageHistoryService {
   async requireVisibleWithScope(ctx: RequestContext, rawId: string): Promise<{ row: MessageRow; scope?: MemberScope }> {
     const notFound = () => new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
     const id = parseMessageId(rawId);
-    const row = id === undefined ? undefined : await this.deps.messages.get(ctx.appId, id);
-    if (!row) throw notFound();
     const viewer = ctx.onBehalfOf;
+    const row = id === undefined ? undefined : await this.deps.messages.getVisible(ctx.appId, id, viewer);
+    if (!row) throw notFound();
     if (viewer === undefined) return { row };
     if (row.receiver_type === 'user') {
       if (row.sender !== viewer && row.receiver !== viewer) throw notFound();

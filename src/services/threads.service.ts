@@ -63,7 +63,7 @@ export class ThreadsService {
     const parent = await this.deps.history.requireVisible(ctx, rawParentId);
     const perPage = input.perPage ?? LIMITS.perPageDefault;
     const page = input.page ?? 1;
-    const rows = await this.deps.messages.listReplies(ctx.appId, String(parent.id), { offset: (page - 1) * perPage, limit: perPage });
+    const rows = await this.deps.messages.listReplies(ctx.appId, String(parent.id), { offset: (page - 1) * perPage, limit: perPage }, ctx.onBehalfOf);
     // No withTags parameter here: replies carry their tags, as get-message-details does.
     const data = await this.deps.history.render(ctx, rows, { withTags: true });
     const meta: ThreadListMeta = { current: { limit: perPage, count: data.length } };

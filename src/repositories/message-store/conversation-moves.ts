@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { visibleTo } from '../message-visibility.js';
 import { conversationMessages, conversationMessagesOrder } from '../sql-helpers.js';
 
 /**
@@ -12,9 +13,16 @@ import { conversationMessages, conversationMessagesOrder } from '../sql-helpers.
  *    conversation key order, so racing batches cannot deadlock.
  * 2. **A 1:1 conversation has both sides.** The statement that creates a 1:1 conversation
  *    creates each participant's `user_conversations` row with it.
- * 3. **The conversation's last message is its newest one.** `last_message_id` moves forward to
- *    the highest id stored, and back to the newest left when its message is taken away;
- *    `updated_at` moves with it.
+ * 3. **The conversation's last message is its newest one shown.** `last_message_id` moves
+ *    forward to the highest id stored, and back to the newest left when its message is taken
+ *    away or withheld; `updated_at` moves with it.
+ * 4. **A held message stays out of its conversation** (moderation: shown to its sender alone,
+ *    repositories/message-visibility.ts). Stored held, it draws its id from the sequence without
+ *    the conversation's lock, neither creates nor moves the conversation nor counts on its
+ *    parent, and counts as a change to the conversation's pages (countMessageChange). Released,
+ *    it goes in where its id puts it, as an import chunk's messages do (lockConversations, then
+ *    moveLastMessage and createSides): readers paging by id who passed its place before it was
+ *    released never saw it, as they never saw it while it was held. See held-messages.repository.ts.
  *
  * Two forms put these together:
  * - **One message per conversation in a statement** (a send, a coalesced round of sends, a
@@ -95,14 +103,29 @@ export function createSides(appId: string, pairs: RawBuilder<unknown>): RawBuild
 }
 
 /**
- * After the messages `removedIds` were taken away from `conversations`: each conversation whose
- * last message was one of them moves back to the newest message left (none when it has none).
- * A statement. The newest left is read by the conversation's index (conversationMessages).
+ * After the messages `removedIds` were taken away from `conversations` (or withheld): each
+ * conversation whose last message was one of them moves back to the newest message left that is
+ * shown (none when it has none; held messages are never a conversation's last message). A
+ * statement, after the one that removed them. The newest left is read by the conversation's index
+ * (conversationMessages).
  */
 export function moveLastMessageBack(appId: string, conversations: readonly string[], removedIds: readonly string[]): RawBuilder<never> {
   return sql`
     update conversations c
     set last_message_id = (select m.id from messages m where m.app_id = c.app_id and ${sql.raw(conversationMessages('m', 'c.conversation_id'))}
+                             and ${sql.raw(visibleTo('m', 'null'))}
                            ${sql.raw(conversationMessagesOrder('m', 'desc'))} limit 1)
     where c.app_id = ${appId} and c.conversation_id = any(${conversations}::text[]) and c.last_message_id = any(${removedIds}::bigint[])`;
+}
+
+/**
+ * Counts a change to conversations' messages that moves no conversation row (a held message
+ * stored): the version of their pages (migration 0009), as its triggers count edits, so a page
+ * kept for the sender is read again. `conversations`: rows of `conversation_id`. A CTE body.
+ */
+export function countMessageChange(appId: string, conversations: RawBuilder<unknown>): RawBuilder<never> {
+  return sql`
+    insert into conversation_versions as v (app_id, conversation_id)
+    select distinct ${appId}::text, c.conversation_id from (${conversations}) as c (conversation_id) order by 2
+    on conflict (app_id, conversation_id) do update set version = v.version + 1`;
 }

@@ -15,6 +15,15 @@ export class ConversationsRepository {
     return { created: created.rows.length > 0 };
   }
 
+  /**
+   * Holds the conversation's row lock until the transaction ends if the conversation exists (a
+   * conversation whose messages are all held has none yet, and gets one only when one is released).
+   */
+  async lockIfExists(appId: string, conversationId: string, tx: Executor): Promise<boolean> {
+    const result = await sql`select 1 from conversations where app_id = ${appId} and conversation_id = ${conversationId} for no key update`.execute(tx);
+    return result.rows.length > 0;
+  }
+
   /** After messages are removed: when the last message was one of them, the newest left (or none). */
   async moveLastMessageBack(appId: string, conversationId: string, removedIds: string[], tx: Executor): Promise<void> {
     if (removedIds.length === 0) return;

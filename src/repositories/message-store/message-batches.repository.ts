@@ -111,7 +111,7 @@ function sendStatement(db: Kysely<DB>, receivers: ReceiverType | undefined): Sen
       with r as (
         select * from json_to_recordset(${records}::json) as r(
           n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
-          tags json, mentioned_uids json, muid text, shown text)
+          tags json, mentioned_uids json, muid text, shown text, moderated boolean)
       ), f as (
         -- The checks of each send (send-checks.ts), and the sender's earlier message with its muid.
         select c.*,
@@ -136,7 +136,7 @@ function sendStatement(db: Kysely<DB>, receivers: ReceiverType | undefined): Sen
         from ok join conv on conv.conversation_id = ok.conversation_id
       ), ev as (${recordMessageEvents(
         appId,
-        sql`select ok.conversation_id, conv.id, ok.category, ok.type, null::text, ok.mentioned_uids is not null
+        sql`select ok.conversation_id, conv.id, ok.category, ok.type, null::text, ok.mentioned_uids is not null, ok.moderated is true
             from ok join conv on conv.conversation_id = ok.conversation_id`,
       )}
       )
@@ -160,5 +160,6 @@ function sendRecord(message: NewMessage, n: number): string {
   if (message.tags.length) record += `,"tags":${JSON.stringify(message.tags)}`;
   if (message.mentionedUids.length) record += `,"mentioned_uids":${JSON.stringify(message.mentionedUids)}`;
   if (message.shown) record += `,"shown":${JSON.stringify(message.shown)}`;
+  if (message.moderated) record += `,"moderated":true`;
   return `${record},"muid":${JSON.stringify(message.muid)},"data":${message.dataJson}}`;
 }

@@ -121,7 +121,7 @@ export class MessageImportsRepository {
         returning id, conversation_id, sender, receiver, receiver_type, muid, sent_at, delivered_at, read_at, category, type, mentioned_uids
       ), ev as (${options.recordEvents
         // Asked for (docs/webhooks.md): message_sent (and user_mentioned) as a send records them.
-        ? recordMessageEvents(appId, sql`select conversation_id, id, category, type, null::text, coalesce(cardinality(mentioned_uids), 0) > 0 from ins`)
+        ? recordMessageEvents(appId, sql`select conversation_id, id, category, type, null::text, coalesce(cardinality(mentioned_uids), 0) > 0, false from ins`)
         : sql`select 1`}
       ), last as (${moveLastMessage(appId, sql`select conversation_id, receiver_type, id, sent_at from ins`)}
       ), sides as (${createSides(

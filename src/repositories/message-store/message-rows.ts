@@ -47,5 +47,6 @@ export function storedRow(
     deleted_by: null,
     delivered_at: receipts.deliveredAt,
     read_at: receipts.readAt,
+    held: false,
   };
 }

@@ -1,13 +1,17 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Executor } from '../../db/transaction.js';
 import type { MessageRow, NewMessage } from '../messages.repository.js';
 import { createSides, drawIdsUnderLock, lockConversations, moveLastMessage } from './conversation-moves.js';
+import { storeHeldAction } from './held-messages.repository.js';
 import { recordMessageEvents } from './message-events.js';
 
 /** A stored message (CTE `msg`) as recordMessageEvents reads it. */
-const STORED_EVENTS_OF_MSG = sql`select msg.conversation_id, msg.id, msg.category, msg.type,
-                                        case when msg.category = 'action' then msg.data->>'action' end, cardinality(msg.mentioned_uids) > 0
-                                 from msg`;
+function storedEventsOfMsg(message: NewMessage): RawBuilder<unknown> {
+  return sql`select msg.conversation_id, msg.id, msg.category, msg.type,
+                    case when msg.category = 'action' then msg.data->>'action' end, cardinality(msg.mentioned_uids) > 0,
+                    ${message.moderated === true}::boolean
+             from msg`;
+}
 
 /** Messages stored one statement at a time: a thread reply, an action message, the action messages of one group change. */
 export class MessageStoreRepository {
@@ -23,6 +27,8 @@ export class MessageStoreRepository {
    * before raises UniqueViolation, and nothing is written.
    */
   async store(appId: string, message: NewMessage, tx: Executor = this.db): Promise<{ row: MessageRow; parentFound: boolean }> {
+    // An action message about a held message is held with it, out of the conversation.
+    if (message.held) return { row: await storeHeldAction(appId, message, tx), parentFound: true };
     const parentId = message.parentId ?? null;
     const result = await sql<MessageRow & { parent_found: boolean }>`
       with conv as (${drawIdsUnderLock(appId, sql`select ${message.conversationId}::text, ${message.receiverType}::text`)}
@@ -44,7 +50,7 @@ export class MessageStoreRepository {
                ${message.mentionedUids}::text[], ${message.muid}, ${parentId}::bigint, conv.at, ${message.shown ?? null}::text
         from conv
         returning *
-      ), ev as (${recordMessageEvents(appId, STORED_EVENTS_OF_MSG)}
+      ), ev as (${recordMessageEvents(appId, storedEventsOfMsg(message))}
       )
       select msg.*, exists (select 1 from parent) as parent_found from msg`.execute(tx);
     const { parent_found: parentFound, ...row } = result.rows[0]!;
@@ -78,7 +84,7 @@ export class MessageStoreRepository {
              (select clock_timestamp() as at) as now
         order by r.n
         returning *
-      ), ev as (${recordMessageEvents(appId, sql`select conversation_id, id, category, type, data->>'action', cardinality(mentioned_uids) > 0 from ins`)}
+      ), ev as (${recordMessageEvents(appId, sql`select conversation_id, id, category, type, data->>'action', cardinality(mentioned_uids) > 0, false from ins`)}
       ), last as (${moveLastMessage(appId, sql`select conversation_id, receiver_type, id, sent_at from ins`)})
       select * from ins`.execute(tx);
     return inserted.rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
