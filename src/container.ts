@@ -66,6 +66,9 @@ import { ManagementKeysRepository } from './repositories/management-keys.reposit
 import { WebhooksRepository } from './repositories/webhooks.repository.js';
 import { ManagementService } from './services/management.service.js';
 import { WebhooksService } from './services/webhooks.service.js';
+import { HeldMessagesRepository } from './repositories/message-store/held-messages.repository.js';
+import { BlockedMessagesRepository } from './repositories/moderation/blocked-messages.repository.js';
+import { createModeration } from './container-moderation.js';
 
 /** Rate limits: the deployment's, where requests are counted (memory unless given), and the clock. */
 export interface RateLimitOptions {
@@ -165,6 +168,9 @@ export function createServices(
     userPurge: new UserPurgeRepository(),
     // The event log (docs/events.md): events of changes other than stored messages.
     events: new EventsRepository(db),
+    // Moderation (docs/moderation.md): messages held for review, kept out of their conversations, and what held them.
+    heldMessages: new HeldMessagesRepository(db),
+    blockedMessages: new BlockedMessagesRepository(db),
   };
   const coalescing = createCoalescing(repositories, database.engine);
   const apiKeys = new ApiKeysService({ db, apiKeys: repositories.apiKeys, apps: repositories.apps });
@@ -226,8 +232,14 @@ export function createServices(
     states: repositories.conversationStates,
     usersService: users,
   });
+  // Moderation (docs/moderation.md): rules, lists and the hook, each app's compiled set-up, the
+  // seam every message passes before it is stored, and moderators' reviews.
+  const moderation = createModeration(database, { repositories, history, users, allowPrivate: options.webhookAllowPrivate ?? false });
+  const { moderator } = moderation;
   const messages = new MessagesService({
     db,
+    moderator,
+    held: repositories.heldMessages,
     messages: repositories.messages,
     store: repositories.messageStore,
     send: coalescing.send,
@@ -250,6 +262,9 @@ export function createServices(
     history,
     actions,
     rbac,
+    moderator,
+    holds: moderation.holds,
+    events: repositories.events,
   });
   const threads = new ThreadsService({ messages: repositories.messages, messagesService: messages, history });
   const reactions = new ReactionsService({
@@ -293,6 +308,7 @@ export function createServices(
     noteBulkWrite,
     maxRecords,
     entities,
+    moderator,
   });
   // The event log's readers: payloads as webhooks and the stream send them, and the feed of the
   // log to this process's live streams and webhook delivery (polled every 25 ms while the log moves,
@@ -339,7 +355,7 @@ export function createServices(
     // quickly: a slow endpoint holds only its smaller share (docs/webhooks.md).
     limits: DELIVERY_LIMITS,
   });
-  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport };
+  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, ...moderation.services };
 }
 
 export type Services = ReturnType<typeof createServices>;

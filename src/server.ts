@@ -117,6 +117,8 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
     parley.services.eventRetention.start(EVENT_CLEANUP_INTERVAL_MS, log);
     // Webhook delivery (docs/webhooks.md).
     parley.services.webhookDispatcher.start(log);
+    // Other nodes' moderation changes (docs/moderation.md), heard on PostgreSQL.
+    await parley.services.moderationSetups.start(log);
     const port = (parley.app.server.address() as AddressInfo).port;
     let closing: Promise<void> | undefined;
     return {
@@ -143,6 +145,7 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
           } finally {
             await parley.services.eventRetention.stop();
             await parley.services.webhookDispatcher.stop();
+            await parley.services.moderationSetups.stop();
             if (!(await within(database.close(), DATABASE_CLOSE_MS))) log.warn('the database did not close in time');
           }
           log.info('stopped');

@@ -106,6 +106,13 @@ export const ImportMessagesQuery = Type.Object({
       description: 'Parley extension: record message_sent (and user_mentioned) for the imported messages, so webhooks and the event stream get them. Off by default: a migration fires no webhooks.',
     }),
   ),
+  moderate: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description:
+        "Parley extension: moderate each message with the app's moderation rules (not its hook); a message a rule drops or blocks is refused with ERR_BLOCKED_BY_EXTENSION. Off by default: history is imported as it was.",
+    }),
+  ),
 });
 
 const RecordError = Type.Object({ code: Type.String(), message: Type.String(), details: Type.Optional(Type.Record(Type.String(), Type.String())) });

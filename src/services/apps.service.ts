@@ -113,6 +113,19 @@ export class AppsService {
     return { keyHash, scope: found.key.scope, limits: found.limits };
   }
 
+  /**
+   * The credential of a request that a management credential authenticated (checked before: see
+   * ManagementService.authenticate) for the app `ctx.appId`, on the operations that take one
+   * instead of an apiKey: full access, with the app's own rate limits. The app must be of this region.
+   */
+  async managementCredential(ctx: RequestContext, key: string): Promise<Credential> {
+    const found = await this.deps.apps.getWithKey(ctx.appId, this.hashOf(''));
+    if (!found || found.app.region !== this.deps.region) {
+      throw new AppError('AUTH_ERR_INVALID_APPID', { params: { appId: ctx.appId, region: this.deps.region } });
+    }
+    return { keyHash: `management:${key}`, scope: 'fullAccess', limits: found.limits };
+  }
+
   /** The rate limits of the app `ctx.appId`. */
   async rateLimits(ctx: RequestContext): Promise<AppRateLimits> {
     await this.requireApp(ctx);

@@ -21,6 +21,9 @@ import { type Message } from './views/messages.view.js';
 import { permissionDenied, type RbacService } from './rbac.service.js';
 import type { ActorContext } from './actor.js';
 import type { UsersService } from './users.service.js';
+import type { EventsRepository } from '../repositories/events.repository.js';
+import type { ModerationHolds } from './moderation/holds.service.js';
+import { withStatus, type Moderator } from './moderation/moderator.js';
 
 export interface UpdateMessageInput {
   data?: MessageDataInput;
@@ -41,34 +44,64 @@ export class MessageEditsService {
       history: MessageHistoryService;
       actions: ActionMessages;
       rbac: RbacService;
+      /** Moderation (docs/moderation.md): an edit is moderated as a send is. */
+      moderator: Pick<Moderator, 'moderate'>;
+      holds: Pick<ModerationHolds, 'holdEdit'>;
+      events: EventsRepository;
     },
   ) {}
 
   /**
    * update-message: the keys given in `data` replace the stored ones (the others stay), `tags`
-   * replaces the tags; the result must pass the rules of a send. Answers the `edited` action
-   * message, stored in the same transaction.
+   * replaces the tags; the result must pass the rules of a send, and is moderated as a send is
+   * (docs/moderation.md). Answers the `edited` action message, stored in the same transaction.
    */
   async update(ctx: RequestContext, rawId: string, input: UpdateMessageInput): Promise<Message> {
     if (input.data === undefined && input.tags === undefined) throw badRequest({ data: 'or tags is required: they are what an edit changes' });
     // Read after the body's check, so that a bad body is answered as such whoever onBehalfOf names.
     const actor = (await this.deps.usersService.withActor(ctx)).actor;
     const { appId } = ctx;
-    return withTransaction(
-      this.deps.db,
-      'update_message',
-      async (tx) => {
-        const row = await this.lockMessage(ctx, rawId, 'edited', tx);
-        await this.requirePermission(ctx, actor, row, rawId, 'edit', tx);
-        const { entities: _entities, mentions: _mentions, ...stored } = (row.data ?? {}) as Record<string, unknown>;
-        const prepared = prepare({ category: row.category, type: row.type, data: extended(stored, input.data ?? {}) as MessageDataInput, tags: input.tags ?? row.tags });
-        const mentionedUids = await this.deps.messagesService.activeMentions(appId, prepared.mentioned, tx);
-        const edit = { dataJson: prepared.dataJson, tags: prepared.tags, mentionedUids, editedBy: actor?.uid ?? APP_SENDER };
-        const edited = (await this.deps.messages.edit(appId, String(row.id), edit, tx))!;
-        return this.actionAbout(ctx, 'edited', actor, edited, tx);
-      },
-      ctx.log,
-    );
+    for (let attempt = 1; ; attempt++) {
+      // Moderated before the transaction: the app's set-up may have to be read and its hook is an
+      // HTTP call, neither of which may wait holding the conversation's lock (nor, on the embedded
+      // database, its one connection). The transaction goes on only if the message is as read.
+      const seen = await this.editable(ctx, rawId, 'edited', this.deps.db);
+      await this.requirePermission(ctx, actor, seen, rawId, 'edit', this.deps.db);
+      const prepared = edited(seen, input);
+      const moderated = await this.deps.moderator.moderate(ctx, prepared, {
+        kind: 'edit',
+        id: String(seen.id),
+        sender: seen.sender,
+        receiver: seen.receiver,
+        receiverType: seen.receiver_type,
+        conversationId: seen.conversation_id,
+      });
+      const answer = await withTransaction(
+        this.deps.db,
+        'update_message',
+        async (tx) => {
+          const row = await this.lockMessage(ctx, rawId, 'edited', tx);
+          await this.requirePermission(ctx, actor, row, rawId, 'edit', tx);
+          if (!sameContent(row, seen)) return undefined;
+          // A dropMessage rule refused the edit above; a message held for review stays held.
+          const content = row.held && moderated.outcome !== 'unmoderated' ? withStatus(prepared, 'pending') : moderated.prepared;
+          const mentionedUids = await this.deps.messagesService.activeMentions(appId, content.mentioned, tx);
+          const edit = { dataJson: content.dataJson, tags: content.tags, mentionedUids, editedBy: actor?.uid ?? APP_SENDER };
+          const changed = (await this.deps.messages.edit(appId, String(row.id), edit, tx))!;
+          if (!row.held && moderated.outcome === 'held') {
+            await this.deps.holds.holdEdit(ctx, changed, moderated.heldBy, moderated.eventData, tx);
+            changed.held = true;
+          } else if (!row.held && moderated.outcome === 'approved') {
+            await this.deps.events.record(appId, [{ trigger: 'moderation_engine_approved', conversationId: row.conversation_id, messageId: String(row.id), data: {} }], tx);
+          }
+          return this.actionAbout(ctx, 'edited', actor, changed, tx);
+        },
+        ctx.log,
+      );
+      if (answer) return answer;
+      // Changed by another edit meanwhile: its content is moderated again.
+      if (attempt >= 3) throw new AppError('ERR_MISSION_FAILED', { message: 'The message kept changing while it was being edited. Retry.' });
+    }
   }
 
   /**
@@ -119,13 +152,34 @@ export class MessageEditsService {
     tx: Executor,
     options: { allowDeleted?: boolean } = {},
   ): Promise<MessageRow> {
-    const notFound = () => new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
+    const found = await this.editable(ctx, rawId, action, tx, { allowDeleted: true, unlocked: true });
+    // A held message's conversation may not exist yet: it is not created for it.
+    if (found.held) await this.deps.conversations.lockIfExists(ctx.appId, found.conversation_id, tx);
+    else await this.deps.conversations.lockOrCreate(ctx.appId, found.conversation_id, found.receiver_type, tx);
+    return this.editable(ctx, rawId, action, tx, options);
+  }
+
+  /**
+   * The message as the onBehalfOf user (or the app) sees it, row-locked unless `unlocked`:
+   * a message held for moderation review is its sender's alone (repositories/message-visibility.ts).
+   * Action messages, and deleted ones unless `allowDeleted`, cannot be changed.
+   */
+  private async editable(
+    ctx: RequestContext,
+    rawId: string,
+    action: 'edited' | 'deleted',
+    tx: Executor,
+    options: { allowDeleted?: boolean; unlocked?: boolean } = {},
+  ): Promise<MessageRow> {
     const id = parseMessageId(rawId);
-    const found = id === undefined ? undefined : await this.deps.messages.get(ctx.appId, id, tx);
-    if (!found) throw notFound();
-    await this.deps.conversations.lockOrCreate(ctx.appId, found.conversation_id, found.receiver_type, tx);
-    const row = await this.deps.messages.getForUpdate(ctx.appId, id!, tx);
-    if (!row) throw notFound();
+    const viewer = ctx.onBehalfOf ?? null;
+    const row =
+      id === undefined
+        ? undefined
+        : options.unlocked
+          ? await this.deps.messages.getVisible(ctx.appId, id, viewer ?? undefined, tx)
+          : await this.deps.messages.getForUpdate(ctx.appId, id, tx, viewer);
+    if (!row) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
     const refuse = (reason: string) => new AppError('ERR_MESSAGE_ACTION_NOT_ALLOWED', { params: { id: rawId, action, reason } });
     if (row.category === 'action') throw refuse('action messages record what happened and stay as they are');
     if (row.deleted_at !== null && !options.allowDeleted) throw refuse('it is deleted');
@@ -172,4 +226,15 @@ export class MessageEditsService {
     }
     throw new AppError('ERR_MESSAGE_NOT_A_SENDER', { params: { uid, id: rawId, action } });
   }
+}
+
+/** The content of `row` after the edit `input` (prepare's rules of a send). */
+function edited(row: MessageRow, input: UpdateMessageInput) {
+  const { entities: _entities, mentions: _mentions, ...stored } = (row.data ?? {}) as Record<string, unknown>;
+  return prepare({ category: row.category, type: row.type, data: extended(stored, input.data ?? {}) as MessageDataInput, tags: input.tags ?? row.tags });
+}
+
+/** Whether the message's content and hold are as they were when it was moderated. */
+function sameContent(a: MessageRow, b: MessageRow): boolean {
+  return a.held === b.held && JSON.stringify(a.data) === JSON.stringify(b.data) && JSON.stringify(a.tags) === JSON.stringify(b.tags);
 }

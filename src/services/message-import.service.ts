@@ -12,6 +12,7 @@ import type { NewUser, UserRow } from '../repositories/users.repository.js';
 import { ImportUserRecord } from '../schemas/data-import.schema.js';
 import { prepare } from './message-content.js';
 import type { MessageHistoryService } from './message-history.service.js';
+import type { Moderator } from './moderation/moderator.js';
 import { type Message } from './views/messages.view.js';
 import { shownText } from './views/shown-messages.js';
 
@@ -29,6 +30,8 @@ export class MessageImportService {
       messageImports: MessageImportsRepository;
       /** Renders the imported messages as every other message. */
       history: MessageHistoryService;
+      /** `?moderate=true`: the content moderated with the app's rules (docs/moderation.md). */
+      moderator: Pick<Moderator, 'moderate'>;
     },
   ) {}
 
@@ -41,7 +44,7 @@ export class MessageImportService {
    * (membership, bans, blocks) do not apply to history. A muid the sender imported (or sent)
    * before answers ERR_IMPORT_MUID_ALREADY_EXISTS.
    */
-  async importMessages(ctx: RequestContext, body: unknown, options: { recordEvents?: boolean } = {}): Promise<Record<string, RecordResult<Message>>> {
+  async importMessages(ctx: RequestContext, body: unknown, options: { recordEvents?: boolean; moderate?: boolean } = {}): Promise<Record<string, RecordResult<Message>>> {
     const entries = recordsOf(body, MESSAGES, this.deps.maxRecords);
     const results = new Map<string, RecordResult<Message>>();
     let candidates: MessageCandidate[] = [];
@@ -121,6 +124,7 @@ export class MessageImportService {
       if (outcome instanceof AppError) results.set(key, failure(outcome));
       else candidates.push(outcome);
     }
+    if (options.moderate) candidates = await this.moderated(ctx, candidates, results);
     candidates = await this.deps.entities.withExistingRoles(ctx, candidates, (c) => c.users.map((user) => user.role), results);
 
     // *Details first: the users, then the groups (whose owner may be one of those users).
@@ -162,6 +166,35 @@ export class MessageImportService {
     });
     stored.forEach(({ key }, n) => results.set(key, { success: true, data: rendered[n]! }));
     return inOrder(entries, results);
+  }
+
+  /**
+   * `?moderate=true` (docs/moderation.md): each record's content moderated with the app's rules
+   * (not its hook: an import of thousands of records would call it thousands of times). An
+   * import holds nothing for review: a record a rule drops or blocks is refused with
+   * ERR_BLOCKED_BY_EXTENSION, so the call's answer lists it; the others carry their status.
+   */
+  private async moderated(ctx: RequestContext, candidates: MessageCandidate[], results: Map<string, RecordResult<Message>>): Promise<MessageCandidate[]> {
+    const kept: MessageCandidate[] = [];
+    for (const candidate of candidates) {
+      const { row } = candidate;
+      const content = { category: row.category, type: row.type, dataJson: row.dataJson, data: row.data ?? {}, tags: row.tags, mentioned: candidate.mentioned, muid: row.muid };
+      const subject = { kind: 'send' as const, sender: row.sender, receiver: row.receiver, receiverType: row.receiverType, conversationId: row.conversationId };
+      try {
+        const moderated = await this.deps.moderator.moderate(ctx, content, subject, { hook: false });
+        if (moderated.outcome === 'held') {
+          const heldBy = moderated.heldBy;
+          throw new AppError('ERR_BLOCKED_BY_EXTENSION', { params: { rule: heldBy.ruleId, name: heldBy.ruleName }, details: { ruleId: heldBy.ruleId, revisionId: heldBy.revisionId } });
+        }
+        row.dataJson = moderated.prepared.dataJson;
+        row.data = moderated.prepared.data;
+        kept.push(candidate);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        results.set(candidate.key, failure(error));
+      }
+    }
+    return kept;
   }
 
   /**

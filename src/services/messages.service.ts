@@ -19,6 +19,8 @@ import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
 import type { MessageHistoryService } from './message-history.service.js';
 import { prepare, type Prepared, type SendMessageInput } from './message-content.js';
 import { conversationIdOf, refusalError, type Target } from './send-rules.js';
+import type { HeldMessagesRepository } from '../repositories/message-store/held-messages.repository.js';
+import type { ModerationResult, Moderator } from './moderation/moderator.js';
 
 export type SendResult = { success: true; data: Message } | { success: false; error: { code: string; message: string } };
 /** multipleReceivers: the result per receiver, under its kind. */
@@ -38,6 +40,9 @@ export class MessagesService {
       send: (item: { appId: string; message: NewMessage }) => Promise<SendOutcome>;
       usersService: Pick<UsersService, 'withActor'>;
       history: MessageHistoryService;
+      /** Moderation (docs/moderation.md): each message's content is moderated before it is stored. */
+      moderator: Pick<Moderator, 'moderate'>;
+      held: HeldMessagesRepository;
     },
   ) {}
 
@@ -122,8 +127,11 @@ export class MessagesService {
    * A send (not a reply): checked and stored in one statement with the sends of the same moment
    * (MessageBatchesRepository.send), then answered from what that statement read.
    */
-  private async sendNow(ctx: RequestContext, sender: string, target: Target, prepared: Prepared): Promise<Message> {
-    const message = await this.newMessage(ctx.appId, sender, target, prepared);
+  private async sendNow(ctx: RequestContext, sender: string, target: Target, content: Prepared): Promise<Message> {
+    const moderated = await this.moderate(ctx, sender, target, content);
+    if (moderated.outcome === 'held') return this.sendHeld(ctx, sender, target, moderated, { reply: false });
+    const message = await this.newMessage(ctx.appId, sender, target, moderated.prepared);
+    if (moderated.outcome === 'approved') message.moderated = true;
     // Twice at most: an earlier message found by its muid may be deleted before it is read.
     for (let attempt = 1; ; attempt++) {
       // A sender or receiver deleted meanwhile: the statement, run again, finds them gone.
@@ -144,13 +152,49 @@ export class MessagesService {
   }
 
   /** A thread reply: stored in a transaction, so a parent deleted meanwhile takes it back. */
-  private async sendReply(ctx: RequestContext, sender: string, target: Target, prepared: Prepared, facts: SendFacts): Promise<Message> {
+  private async sendReply(ctx: RequestContext, sender: string, target: Target, content: Prepared, facts: SendFacts): Promise<Message> {
     if (facts.refused) throw refusalError(facts, sender, target);
-    const message = await this.newMessage(ctx.appId, sender, target, prepared);
+    const moderated = await this.moderate(ctx, sender, target, content);
+    if (moderated.outcome === 'held') return this.sendHeld(ctx, sender, target, moderated, { reply: true });
+    const message = await this.newMessage(ctx.appId, sender, target, moderated.prepared);
+    if (moderated.outcome === 'approved') message.moderated = true;
     const outcome = await this.storeOrFirst(ctx, message, () =>
       withTransaction(this.deps.db, 'send_reply', (tx) => this.storeInConversation(ctx.appId, message, tx), ctx.log),
     );
     return 'first' in outcome ? outcome.first : this.renderSent(ctx, outcome.stored, facts);
+  }
+
+  /** The content of a message to `target`, moderated (docs/moderation.md): a dropped message throws. */
+  private moderate(ctx: RequestContext, sender: string, target: Target, content: Prepared): Promise<ModerationResult> {
+    const subject = { kind: 'send' as const, sender, receiver: target.receiver, receiverType: target.receiverType, conversationId: conversationIdOf(sender, target) };
+    return this.deps.moderator.moderate(ctx, content, target.parentId === undefined ? subject : extended(subject, { parentId: target.parentId }));
+  }
+
+  /**
+   * A send (or reply) that moderation holds for review: checked and stored held in one statement
+   * (HeldMessagesRepository.storeHeld, the send's own checks), shown to its sender alone, and
+   * answered as a send is. A muid the sender used before answers the first message.
+   */
+  private async sendHeld(ctx: RequestContext, sender: string, target: Target, moderated: Extract<ModerationResult, { outcome: 'held' }>, options: { reply: boolean }): Promise<Message> {
+    const message = await this.newMessage(ctx.appId, sender, target, moderated.prepared);
+    // Twice at most: an earlier message found by its muid may be deleted before it is read.
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.storeOrFirst(ctx, message, () =>
+        againIfDeletedMeanwhile(() => this.deps.held.storeHeld(ctx.appId, message, moderated.heldBy, moderated.eventData, options)),
+      );
+      if ('first' in outcome) return outcome.first;
+      const { facts, row, firstId, parentFound } = outcome.stored;
+      if (row) return this.renderSent(ctx, row, facts);
+      if (facts.refused) throw refusalError(facts, sender, target);
+      if (firstId !== undefined) {
+        const first = await this.firstWithMuid(ctx, sender, message.muid!);
+        if (first) return first;
+        if (attempt < 2) continue;
+      }
+      // The statement stores a send that breaks no rule and is no retry: a reply's parent went meanwhile.
+      if (!parentFound) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: target.parentId ?? '' } });
+      throw new AppError('ERR_MISSION_FAILED');
+    }
   }
 
   private async newMessage(appId: string, sender: string, target: Target, prepared: Prepared): Promise<NewMessage> {

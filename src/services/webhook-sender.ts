@@ -93,10 +93,65 @@ export class WebhookSender {
     }
   }
 
+  /**
+   * One POST whose answer is read (the moderation hook's, services/moderation/hook-client.ts):
+   * the status and the body, up to `maxAnswerBytes` (a larger answer is an error), all within
+   * `timeoutMs` from the call (waiting for a connection, connecting, the answer and its body).
+   * The same refusals as `post`; credentials in the URL are not sent (the caller's URLs hold none).
+   */
+  async exchange(rawUrl: string, body: string, headers: Record<string, string>, limits: { timeoutMs: number; maxAnswerBytes: number }): Promise<ExchangeResult> {
+    const target = exchangeTarget(rawUrl, this.options.allowPrivate);
+    if (typeof target === 'string') return { error: target };
+    const timeout = new EventEmitter();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      timeout.emit('abort');
+    }, limits.timeoutMs);
+    try {
+      const sent: Record<string, string> = extended(headers, { 'content-type': 'application/json', 'user-agent': this.options.userAgent });
+      const res = await this.agent.request({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'POST', headers: sent, body, signal: timeout });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > limits.maxAnswerBytes) {
+          res.body.destroy();
+          return { error: `the answer is larger than ${limits.maxAnswerBytes} bytes` };
+        }
+        chunks.push(chunk as Buffer);
+      }
+      return { status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') };
+    } catch (error) {
+      if (timedOut) return { error: `no answer within ${limits.timeoutMs} ms` };
+      return { error: describe(error as Error & { code?: string }) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Closes the kept-alive connections. */
   close(): void {
     void this.agent.destroy().catch(() => undefined);
   }
+}
+
+/** What `exchange` got: a status (any) and the answer's body, or why there is none. */
+export type ExchangeResult = { status: number; body: string } | { error: string };
+
+/** The URL `exchange` may call, or why not: the refusals `post` makes before connecting. */
+function exchangeTarget(rawUrl: string, allowPrivate: boolean): URL | string {
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    return 'the URL is not valid';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'the URL is not http(s)';
+  if (url.protocol === 'http:' && !allowPrivate) return 'http URLs are refused (PARLEY_WEBHOOK_ALLOW_PRIVATE is not set)';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && isIP(host) && isNonPublicAddress(host)) return `refused: ${host} is not a public address`;
+  return url;
 }
 
 /** dns.lookup, refusing a name that resolves to any loopback, private or reserved address. */

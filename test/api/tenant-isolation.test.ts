@@ -19,6 +19,9 @@
  *    reaction) but with its own messages, keys, tokens and marker. Requests naming A's messages,
  *    keys or tokens must be refused there too;
  *  - a twin acted on with its own messages, keys and tokens: any answer may come (below 500).
+ * Operations that also take the deployment's management credential (the moderation rules, keyword
+ * lists, held messages and hook) are sent to strangers with it too, the app named by the appId
+ * header: it acts on that app only.
  * No answer may hold A's data (its marker, keys, tokens, message ids), and A's rows, read from
  * every table, must be the same after each operation as before.
  *
@@ -29,7 +32,7 @@ import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import type { CreatedApp } from '../../src/services/apps.service.js';
-import { body, createTestApp, type CallOptions } from '../helpers/app.js';
+import { body, createTestApp, newManagementCredential, type CallOptions, type ManagementCredential } from '../helpers/app.js';
 import { answerItems, commonFailures, excerpt, isRefusal, ownedBy, parse, statusOf } from '../helpers/isolation-checks.js';
 import { listOperations, requestsFor, type Kind, type MatrixRequest, type Operation } from '../helpers/route-matrix.js';
 import { copyAppRows, newApp, newMarker, readCatalogue, seedTenant, sharedIds, snapshot, snapshotDiff } from '../helpers/tenant-data.js';
@@ -50,13 +53,16 @@ const STRANGER_2XX: Record<string, string> = {
   'deactivate-users': 'answers the uids it deactivated; unknown uids are left out',
   'reactivate-users': 'answers the uids it reactivated; unknown uids are left out',
   'send-message': 'with multipleReceivers, answers per receiver',
+  'create-rule': 'B may have a rule with the id of one of A’s (its conditions may reference B’s keyword lists only)',
+  'create-rule-keyword': 'B may have a keyword list with the id of one of A’s',
+  'create-reason': 'B may have a reason with the id of one of A’s',
 };
 
 /** Operations that must succeed in a stranger with only their required fields, naming A's ids. */
-const CREATES = new Set(['create-user', 'create-group', 'create-role', 'import-users', 'import-groups']);
+const CREATES = new Set(['create-user', 'create-group', 'create-role', 'import-users', 'import-groups', 'create-rule', 'create-rule-keyword', 'create-reason']);
 
 /** Kinds of entity that a twin does not share with A: naming them must be refused in the twin too. */
-const A_ONLY: Kind[] = ['message', 'apiKey', 'authToken'];
+const A_ONLY: Kind[] = ['message', 'heldMessage', 'apiKey', 'authToken'];
 
 const t = await createTestApp();
 after(() => t.close());
@@ -71,6 +77,7 @@ const twinSource = await seedTenant(t, await newApp(t, 'Twin source'), ids, newM
 a.loner = twinSource.loner = `${ids.prefix}-loner`;
 assert.equal((await t.call(t.appA, '/v3/users', { method: 'POST', body: { uid: a.loner, name: `${ids.prefix} loner ${a.marker}` } })).statusCode, 200);
 const { operations, problems: routeProblems } = await listOperations(t);
+const management = await newManagementCredential(t);
 
 function call(app: CreatedApp, request: MatrixRequest, op: Operation, options: CallOptions = {}) {
   return t.call(app, request.url, {
@@ -91,6 +98,7 @@ describe('the matrix covers every route', () => {
     assert.ok(operations.length >= 87, `only ${operations.length} operations found`);
     assert.ok(operations.some((op) => op.path.startsWith('/v3.0/data_import/')), 'the second data import prefix is covered');
     assert.ok(operations.some((op) => op.access === 'authOnly'), 'route configs were read');
+    assert.ok(operations.some((op) => op.managementCredential), 'the routes taking the management credential are known');
   });
 
   it('fails on an operation naming something it cannot classify', () => {
@@ -176,13 +184,17 @@ const takesOnBehalfOf = (op: Operation) => op.parameters.some((p) => p.in === 'h
 /**
  * The failures of a stranger's answer to a request naming A's entities. With `ownActor`, the
  * stranger has a user of its own with the uid of A's onBehalfOf user, so that the request gets
- * past the actor's check to the other entities it names.
+ * past the actor's check to the other entities it names. With `credential`, the request carries
+ * the deployment's management credential instead of the stranger's key, naming it by the appId header.
  */
-async function strangerFailures(op: Operation, request: MatrixRequest, pool: Strangers, onBehalfOf: string | undefined) {
+async function strangerFailures(op: Operation, request: MatrixRequest, pool: Strangers, onBehalfOf: string | undefined, credential?: ManagementCredential) {
   const { ownActor } = pool;
   const b = await pool.get();
-  const response = await call(b, request, op, onBehalfOf ? { onBehalfOf } : {});
-  trace(ownActor ? 'actor' : 'stranger', request, onBehalfOf, response);
+  const byManagement: CallOptions = credential
+    ? { key: 'none', headers: { host: 'localhost', appid: b.appId, key: credential.key, secret: credential.secret } }
+    : {};
+  const response = await call(b, request, op, { ...byManagement, ...(onBehalfOf ? { onBehalfOf } : {}) });
+  trace(ownActor ? 'actor' : credential ? 'management' : 'stranger', request, onBehalfOf, response);
   const failures = commonFailures(a, response);
   // The onBehalfOf header counts where the operation takes one (elsewhere it is ignored).
   const actor = onBehalfOf !== undefined && !ownActor && takesOnBehalfOf(op);
@@ -196,11 +208,11 @@ async function strangerFailures(op: Operation, request: MatrixRequest, pool: Str
     if (foreign.length > 0) failures.push(`answer names A's ${foreign.join(', ')}, which B does not hold: ${excerpt(response)}`);
     const wrong = items.failureCodes.filter((code) => statusOf(code) !== 404);
     if (wrong.length > 0) failures.push(`per-item failures that are not "not found": ${wrong.join(', ')}: ${excerpt(response)}`);
-  } else if (named && !isRefusal(response, onBehalfOf, request.separate)) {
+  } else if (named && !isRefusal(response, onBehalfOf, request)) {
     failures.push(`answered ${excerpt(response)} to a request naming A's ${what}, not a refusal (404, or a 403 that tells nothing)`);
   }
   pool.answered(response.statusCode);
-  const setup = ownActor ? 'stranger with its own onBehalfOf user' : 'stranger';
+  const setup = ownActor ? 'stranger with its own onBehalfOf user' : credential ? 'stranger by the management credential' : 'stranger';
   return failures.map((f) => `${setup}, ${request.label}${onBehalfOf && !ownActor ? ' onBehalfOf A’s user' : ''}: ${f}`);
 }
 
@@ -224,7 +236,7 @@ async function twinFailures(op: Operation, request: MatrixRequest, b: CreatedApp
   trace(own ? 'twin-own' : 'twin', request, onBehalfOf, response);
   const failures = commonFailures(a, response);
   const foreign = own ? [] : A_ONLY.filter((k) => request.names.has(k));
-  if (foreign.length > 0 && !STRANGER_2XX[op.operationId] && !isRefusal(response, onBehalfOf, request.separate)) {
+  if (foreign.length > 0 && !STRANGER_2XX[op.operationId] && !isRefusal(response, onBehalfOf, request)) {
     failures.push(`answered ${excerpt(response)} to a request naming A's ${foreign.join(', ')}`);
   }
   if (response.statusCode < 300 && a.loner) {
@@ -252,6 +264,7 @@ describe('another app reaches none of A’s data', () => {
       for (const request of requests) {
         for (const onBehalfOf of [undefined, a.users[0]]) failures.push(...(await strangerFailures(op, request, strangers, onBehalfOf)));
         if (takesOnBehalfOf(op)) failures.push(...(await strangerFailures(op, request, strangersWithActor, a.users[0])));
+        if (op.managementCredential) failures.push(...(await strangerFailures(op, request, strangers, undefined, management)));
       }
       if (CREATES.has(op.operationId)) {
         for (const request of requestsFor(op, a, [], { minimal: true })) failures.push(...(await createFailures(op, request, await newApp(t, 'Stranger'))));
@@ -288,4 +301,16 @@ it('the seeded tenant is what the matrix names', async () => {
   assert.equal(reactions.statusCode, 200, reactions.body);
   assert.equal((await t.call(t.appA, `/v3/apikeys/${encodeURIComponent(a.apiKeys[1]!)}`)).statusCode, 200);
   assert.equal((await t.call(t.appA, `/v3/users/${a.users[0]}/auth_tokens/${encodeURIComponent(a.authTokens[1]!)}`)).statusCode, 200);
+  // Moderation: the rule references the list, the flags and the held message are queued, the hook is A's.
+  const rule = body(await t.call(t.appA, `/v3/moderation/rules/${a.rule}`)).data;
+  assert.ok(rule.description === a.marker && rule.conditions.some((c: any) => c.isKeywordsReferencePresent && c.value.includes(a.keywordList)), JSON.stringify(rule));
+  assert.ok((await t.call(t.appA, `/v3/moderation/keywords/${a.keywordList}`)).body.includes(a.marker));
+  assert.ok((await t.call(t.appA, `/v3/moderation/reasons/${a.reason}`)).body.includes(a.marker));
+  const flagged = body(await t.call(t.appA, '/v3/moderation/flagged-messages', { query: { reasonId: a.reason } })).data;
+  assert.deepEqual(flagged.map((item: any) => item.messageId), [a.messages[0]]);
+  const reviewed = body(await t.call(t.appA, '/v3/moderation/reviewed-messages')).data;
+  assert.deepEqual(reviewed.map((item: any) => [item.source, item.messageId]).sort(), [['blocked', a.messages[4]], ['flagged', a.messages[1]]].sort());
+  const blocked = body(await t.call(t.appA, '/v3/moderation/blocked-messages')).data;
+  assert.deepEqual(blocked.map((item: any) => [item.message.id, item.ruleId]), [[a.messages[4], a.rule]]);
+  assert.ok((await t.call(t.appA, '/v3/moderation/hook')).body.includes(a.marker));
 });

@@ -68,11 +68,11 @@ function visit(node: unknown, each: (key: string, value: unknown) => void): void
 const isFailure = (node: any) => node && typeof node === 'object' && node.success === false && node.error;
 
 /**
- * A's ids (users, group, role, tags, conversations, reaction) that a 2xx answer names outside
- * its per-item failures, and the codes of those failures.
+ * A's ids (users, group, role, tags, conversations, reaction, moderation rule, keyword list and
+ * reason) that a 2xx answer names outside its per-item failures, and the codes of those failures.
  */
 export function answerItems(a: Tenant, json: unknown): { ids: Set<string>; failureCodes: string[]; successes: number } {
-  const aIds = new Set([...a.users, ...(a.loner ? [a.loner] : []), a.group, a.role, a.tag, a.reaction, ...a.conversations]);
+  const aIds = new Set([...a.users, ...(a.loner ? [a.loner] : []), a.group, a.role, a.tag, a.reaction, ...a.conversations, a.rule, a.keywordList, a.reason]);
   const ids = new Set<string>();
   const failureCodes: string[] = [];
   let successes = 0;
@@ -91,7 +91,7 @@ export function answerItems(a: Tenant, json: unknown): { ids: Set<string>; failu
   return { ids, failureCodes, successes };
 }
 
-/** Of `ids`, those that app `appId` holds as its own user, group, role or conversation. */
+/** Of `ids`, those that app `appId` holds as its own user, group, role, conversation, moderation rule, keyword list or reason. */
 export async function ownedBy(t: TestApp, appId: string, ids: Set<string>): Promise<Set<string>> {
   if (ids.size === 0) return new Set();
   const list = [...ids];
@@ -99,7 +99,10 @@ export async function ownedBy(t: TestApp, appId: string, ids: Set<string>): Prom
     select uid as id from users where app_id = ${appId} and uid = any(${list})
     union select guid from groups where app_id = ${appId} and guid = any(${list})
     union select role from roles where app_id = ${appId} and role = any(${list})
-    union select 'group_' || guid from groups where app_id = ${appId} and 'group_' || guid = any(${list})`.execute(t.database.db);
+    union select 'group_' || guid from groups where app_id = ${appId} and 'group_' || guid = any(${list})
+    union select id from moderation_rules where app_id = ${appId} and id = any(${list})
+    union select id from moderation_keyword_lists where app_id = ${appId} and id = any(${list})
+    union select id from moderation_reasons where app_id = ${appId} and id = any(${list})`.execute(t.database.db);
   // Conversations are stored by key (src/domain/conversation-id.ts): the vendor's ids they show as.
   const keys = list.flatMap((id) => conversationKeysOf(id));
   const conversations = await sql<{ key: string }>`
@@ -120,16 +123,19 @@ export const NEUTRAL_403 = new Set(['ERR_CONVERSATION_NOT_ACCESSIBLE']);
  * A refusal that tells nothing about A: not found (404), or a neutral 403. Also two 400s that
  * come before any entity is looked up: the operation needs an onBehalfOf user and none was sent,
  * or it does not take the alternative field `separate` at all (a thread reply takes no
- * multipleReceivers).
+ * multipleReceivers); and a 400 naming only fields that reference what B lacks (`references`:
+ * a rule's condition naming a keyword list of A's), the answer to an id that exists nowhere.
  */
-export function isRefusal(response: LightMyRequestResponse, onBehalfOf: string | undefined, separate?: string): boolean {
+export function isRefusal(response: LightMyRequestResponse, onBehalfOf: string | undefined, request: { separate?: string; references?: string[] } = {}): boolean {
   const error = parse(response)?.error;
   if (response.statusCode === 404) return true;
   if (response.statusCode === 403) return NEUTRAL_403.has(error?.code);
   if (response.statusCode !== 400 || error?.code !== 'ERR_BAD_REQUEST') return false;
   const fields = Object.keys(error?.details ?? {});
   if (onBehalfOf === undefined && fields.length === 1 && fields[0] === 'onBehalfOf') return true;
-  return separate !== undefined && fields.length === 1 && fields[0] === separate;
+  const references = request.references ?? [];
+  if (fields.length > 0 && fields.every((f) => references.some((r) => f === r || f.startsWith(`${r}[`) || f.startsWith(`${r}.`)))) return true;
+  return request.separate !== undefined && fields.length === 1 && fields[0] === request.separate;
 }
 
 export { excerpt, parse };

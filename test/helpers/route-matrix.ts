@@ -11,12 +11,17 @@ import { dataImportRoutes } from '../../src/http/routes/data-import/index.js';
 import { ImportCallLimiter } from '../../src/http/plugins/import-limits.js';
 import { v3Routes } from '../../src/http/routes/v3/index.js';
 import { body, TEST_DOMAIN, TEST_REGION, type TestApp } from './app.js';
-import type { Tenant } from './tenant-data.js';
+import { listCondition, type Tenant } from './tenant-data.js';
 
 /** What a parameter can name: each kind has values from a seeded tenant. */
 export type Kind =
   | 'user' | 'group' | 'role' | 'message' | 'apiKey' | 'authToken' | 'conversation' | 'reaction'
   | 'tag' | 'search' | 'receiver' | 'receiverType' | 'mention'
+  | 'moderationRule' | 'keywordList' | 'reason'
+  /** A rule's condition that references one of A's keyword lists by its id. */
+  | 'keywordReference'
+  /** A message one of A's rules held for review (the moderation queue names it). */
+  | 'heldMessage'
   /** A user that only A has (no twin): a list of users names it after a user a twin shares. */
   | 'loner';
 
@@ -25,6 +30,11 @@ type Rule =
   | { kind: Kind }
   /** The same entity as the path parameter `path` names (a body field that repeats it). */
   | { kind: Kind; samePath: string }
+  /**
+   * Names an entity of this kind, but in a request of required fields only (a create that must
+   * succeed in B, as B's own) sends `minimal` instead: a value that names nothing.
+   */
+  | { kind: Kind; minimal: unknown }
   /**
    * Names nothing of a tenant's: sent only when required (or `always`), with `example` or a
    * value from its schema.
@@ -51,6 +61,7 @@ const container: Rule = { container: true };
 export const PATH_RULES: Record<string, Rule> = {
   uid: kind('user'), guid: kind('group'), role: kind('role'), id: kind('message'), apiKey: kind('apiKey'),
   authToken: kind('authToken'), conversationId: kind('conversation'), reaction: kind('reaction'),
+  ruleId: kind('moderationRule'), keywordId: kind('keywordList'),
   // Catalogue names (the same for every app), not data of an app.
   permission: plain('sendMessage'), scope: plain(),
 };
@@ -59,13 +70,14 @@ export const PATH_RULES: Record<string, Rule> = {
 export const QUERY_RULES: Record<string, Rule> = {
   searchKey: kind('search'), role: kind('role'), roles: kind('role'), tags: kind('tag'), userTags: kind('tag'),
   groupTags: kind('tag'), sender: kind('user'), mentionedUids: kind('user'), conversationId: kind('conversation'),
-  id: kind('message'),
+  id: kind('message'), reasonId: kind('reason'),
   ...Object.fromEntries(
     ['searchIn', 'status', 'count', 'perPage', 'page', 'withTags', 'onlyDeactivated', 'withDeactivated', 'scope', 'sortBy',
       'sortOrder', 'affix', 'updatedAt', 'type', 'types', 'hasJoined', 'scopes', 'direction', 'limit', 'sentAt', 'fromTimestamp',
       'toTimestamp', 'category', 'categories', 'hideReplies', 'hideDeleted', 'onlyDeleted', 'hasAttachments', 'attachmentTypes',
       'hasMentions', 'hasLinks', 'mentionsWithTagInfo', 'mentionsWithBlockedInfo', 'hasReactions', 'receiverType',
       'hideMessagesFromBlockedUsers', 'myMentionsOnly', 'unread', 'undelivered', 'conversationType', 'withUserAndGroupTags', 'recordEvents',
+      'source', 'moderate',
     ].map((name) => [name, plain()]),
   ),
 };
@@ -104,7 +116,37 @@ export const BODY_RULES: Record<string, Rule> = {
   receiverGroupDetails: { details: 'receiver', when: ['receiverType', 'group'] },
   // The owner of a receiverGroupDetails that names none, and users the text mentions: left out.
   receiverGroupOwnerDetails: plain(), mentionedUserDetails: plain(),
+  // Moderation. A flag's reason. A rule's conditions reference one of A's keyword lists, but for a
+  // create with required fields only (B's own rule with A's rule id, which must succeed).
+  reasonId: kind('reason'),
+  conditions: { kind: 'keywordReference', minimal: [{ operand: 'text', category: 'word', operator: 'contains', value: ['b-word'] }] },
+  action: plain(['blockMessage']), searchTerms: plain(['b-term']), url: plain('https://hooks.example.com/b'),
+  // Optional in review-blocked-message, but without it (or reviewed) the request is malformed.
+  status: { plain: true, example: 'approved', always: true },
+  ...Object.fromEntries(['remark', 'enabled', 'filters', 'reviewed', 'timeoutMs', 'onFailure', 'rotateSecret'].map((name) => [name, plain()])),
 };
+
+/**
+ * Path and body parameters (the body's own fields, not nested ones) whose name means something
+ * else on one route than the tables above say, by the route's path. A body `id` is classified
+ * here only: it names what its route is about.
+ */
+export const ROUTE_RULES: Record<string, { path?: Record<string, Rule>; body?: Record<string, Rule> }> = {
+  '/v3/moderation/rules': { body: { id: kind('moderationRule') } },
+  '/v3/moderation/rules/{ruleId}': { body: { id: { kind: 'moderationRule', samePath: 'ruleId' } } },
+  '/v3/moderation/keywords': { body: { id: kind('keywordList') } },
+  '/v3/moderation/keywords/{keywordId}': { body: { id: { kind: 'keywordList', samePath: 'keywordId' } } },
+  '/v3/moderation/reasons': { body: { id: kind('reason') } },
+  // Optional, but without it (or description) the request is malformed.
+  '/v3/moderation/reasons/{id}': { path: { id: kind('reason') }, body: { name: { plain: true, example: 'Made in B', always: true } } },
+  '/v3/moderation/blocked-messages/{id}': { path: { id: kind('heldMessage') } },
+};
+
+/**
+ * Kinds that a body field names by reference inside a value B writes (a rule's condition naming
+ * a keyword list): B lacking what it names refuses the field as malformed, a 400 naming it.
+ */
+const REFERENCES: Kind[] = ['keywordReference'];
 
 export interface Operation {
   method: string;
@@ -115,6 +157,8 @@ export interface Operation {
   body?: any;
   /** The route's least key scope (its config). */
   access: ApiKeyScope;
+  /** The route also takes the deployment's management credential instead of an apiKey (its config). */
+  managementCredential?: boolean;
 }
 
 /**
@@ -145,15 +189,17 @@ function routeTable(t: TestApp): Array<{ method: string; path: string }> {
 }
 
 /**
- * The access config of every route, by operationId: the route plugins registered again on a
- * scratch instance, since Fastify keeps a route's config out of what it exposes.
+ * The access config of every route (its key scope, and whether it takes the management
+ * credential), by operationId: the route plugins registered again on a scratch instance, since
+ * Fastify keeps a route's config out of what it exposes.
  */
-async function routeAccess(t: TestApp): Promise<Map<string, ApiKeyScope>> {
+async function routeAccess(t: TestApp): Promise<Map<string, { access: ApiKeyScope; managementCredential: boolean }>> {
   const scratch = Fastify();
-  const access = new Map<string, ApiKeyScope>();
+  const access = new Map<string, { access: ApiKeyScope; managementCredential: boolean }>();
   scratch.addHook('onRoute', (route) => {
     const id = (route.schema as { operationId?: string } | undefined)?.operationId;
-    if (id) access.set(id, (route.config as { access?: ApiKeyScope } | undefined)?.access ?? 'fullAccess');
+    const config = route.config as { access?: ApiKeyScope; managementCredential?: boolean } | undefined;
+    if (id) access.set(id, { access: config?.access ?? 'fullAccess', managementCredential: config?.managementCredential === true });
   });
   scratch.setValidatorCompiler(() => () => true);
   scratch.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -179,11 +225,12 @@ export async function listOperations(t: TestApp): Promise<{ operations: Operatio
   for (const [path, methods] of Object.entries<Record<string, any>>(doc.paths)) {
     if (PUBLIC_ROUTES.some((pattern) => pattern.test(path)) || STREAM_ROUTES.some((pattern) => pattern.test(path))) continue;
     for (const [method, op] of Object.entries<any>(methods)) {
-      const scope = access.get(op.operationId);
-      if (!scope) problems.push(`${method.toUpperCase()} ${path} (${op.operationId}): its route config was not found`);
+      const config = access.get(op.operationId);
+      if (!config) problems.push(`${method.toUpperCase()} ${path} (${op.operationId}): its route config was not found`);
       documented.set(`${method.toUpperCase()} ${path}`, {
         method: method.toUpperCase(), path, operationId: op.operationId, parameters: op.parameters ?? [],
-        body: op.requestBody?.content?.['application/json']?.schema, access: scope ?? 'fullAccess',
+        body: op.requestBody?.content?.['application/json']?.schema, access: config?.access ?? 'fullAccess',
+        managementCredential: config?.managementCredential ?? false,
       });
     }
   }
@@ -211,6 +258,8 @@ export function kindValues(a: Tenant): Record<Kind, unknown[]> {
     receiver: [a.users[2], a.group], receiverType: ['user', 'group'],
     mention: [{ text: `hello from B <@uid:${a.loner ?? a.users[1]}>` }],
     loner: a.loner ? [a.loner] : [],
+    moderationRule: [a.rule], keywordList: [a.keywordList], reason: [a.reason], keywordReference: [listCondition(a.keywordList)],
+    heldMessage: [a.messages[4]],
   };
 }
 
@@ -227,6 +276,8 @@ export interface MatrixRequest {
   names: Set<Kind>;
   /** The `separately` field it carries, which the operation may refuse outright (400 naming it). */
   separate?: string;
+  /** Body fields naming A's entities by reference (REFERENCES), which B may refuse as malformed (400 naming them). */
+  references?: string[];
 }
 
 interface BuildOptions {
@@ -244,6 +295,8 @@ interface BuildOptions {
 class Builder {
   readonly names = new Set<Kind>();
   readonly pathValues: Record<string, unknown> = {};
+  /** The body fields that name an entity by reference. */
+  readonly references: string[] = [];
   /** Whether the body has `details` fields. */
   sawDetails = false;
   private slot = 0;
@@ -260,8 +313,9 @@ class Builder {
     return k === 'user' ? list[(this.options.userOffset + this.slot++) % list.length] : list[this.options.variant % list.length];
   }
 
-  rule(table: Record<string, Rule>, where: string, name: string, path = name): Rule | undefined {
-    const rule = table[name];
+  rule(table: Record<string, Rule>, where: 'path' | 'body' | 'query', name: string, path = name): Rule | undefined {
+    const own = where !== 'query' && path === name ? ROUTE_RULES[this.op.path]?.[where]?.[name] : undefined;
+    const rule = own ?? table[name];
     if (!rule) this.problems.push(`${this.op.method} ${this.op.path} (${this.op.operationId}): ${where} parameter "${path}" is not classified in test/helpers/route-matrix.ts`);
     return rule;
   }
@@ -311,6 +365,8 @@ class Builder {
         this.names.add(rule.kind);
         return this.pathValues[rule.samePath];
       }
+      if ('minimal' in rule && this.options.minimal) return rule.minimal;
+      if (REFERENCES.includes(rule.kind)) this.references.push(where.slice(0, -1));
       const value = this.pick(rule.kind);
       if (schema?.type !== 'array') return value;
       return rule.kind === 'user' && this.values.loner.length > 0 ? [value, this.pick('loner')] : [value];
@@ -366,7 +422,10 @@ export function requestsFor(op: Operation, a: Tenant, problems: string[], option
     const body = op.body ? builder.object(op.body, '') : undefined;
     const note = minimal ? ' (required fields only)' : buildOptions.separate ? ` (with ${buildOptions.separate})` : buildOptions.withDetails ? ' (with *Details)' : '';
     sawDetails ||= builder.sawDetails;
-    return { label: `${op.method} ${url}${note}`, url, query: {}, body, names: builder.names, ...(buildOptions.separate ? { separate: buildOptions.separate } : {}) };
+    return {
+      label: `${op.method} ${url}${note}`, url, query: {}, body, names: builder.names,
+      ...(buildOptions.separate ? { separate: buildOptions.separate } : {}), ...(builder.references.length > 0 ? { references: builder.references } : {}),
+    };
   };
   let sawDetails = false;
   const first = build({ variant: 0, userOffset, minimal });

@@ -1,7 +1,8 @@
 /**
  * A tenant's data for isolation tests: one of everything an operation can name (users, a group
  * with members and a ban, friends, a block, a role with permissions, 1:1 and group messages, a
- * thread reply, reactions, receipts and conversation tags, an API key, an auth token), and the
+ * thread reply, reactions, receipts and conversation tags, an API key, an auth token, and
+ * moderation: a keyword list, a rule, a reason, flags, a held message, a hook), and the
  * database side: every table from the catalogue, a snapshot of an app's rows, and a copy of one
  * app's rows into another.
  */
@@ -20,6 +21,10 @@ export interface SharedIds {
   role: string;
   tag: string;
   reaction: string;
+  /** A moderation rule (it holds messages with the word `${prefix}held` or its keyword list's terms), a keyword list, a reason. */
+  rule: string;
+  keywordList: string;
+  reason: string;
   /** Every name and text starts with it, so that it is what a search looks for. */
   prefix: string;
 }
@@ -28,7 +33,10 @@ export interface Tenant extends SharedIds {
   app: CreatedApp;
   /** In every stored name, text, description and metadata of this tenant, never in a request. */
   marker: string;
-  /** m1 (1:1 u1 → u2), m2 (u1 → group), m3 (u2's reply to m2), m4 (u2 → u1, deleted). */
+  /**
+   * m1 (1:1 u1 → u2, flagged by u2), m2 (u1 → group, flagged by u3, reviewed), m3 (u2's reply to m2),
+   * m4 (u2 → u1, deleted), m5 (u1 → u2, held by the rule, marked reviewed).
+   */
   messages: string[];
   /** The 1:1 conversation of u1 and u2, and the group's. */
   conversations: string[];
@@ -36,7 +44,7 @@ export interface Tenant extends SharedIds {
   apiKeys: string[];
   /** u1's auth token, and its masked form. */
   authTokens: string[];
-  /** What must never appear in another app's answer: every key and token, plain and masked. */
+  /** What must never appear in another app's answer: every key and token, plain and masked, and the hook's signing secret. */
   secrets: string[];
   /** A user that no twin holds: the one messages made by the matrix mention. */
   loner?: string;
@@ -52,8 +60,16 @@ export function sharedIds(): SharedIds {
     role: `${prefix}-r1`,
     tag: `${prefix}-tag`,
     reaction: `${prefix}-re`,
+    rule: `${prefix}-rule`,
+    keywordList: `${prefix}-kw`,
+    reason: `${prefix}-reason`,
     prefix,
   };
+}
+
+/** A rule's condition: text messages holding a term of the keyword list `list`. */
+export function listCondition(list: string): Record<string, unknown> {
+  return { operand: 'text', category: 'word', operator: 'contains', isKeywordsReferencePresent: true, value: [list] };
 }
 
 export function newMarker(): string {
@@ -119,15 +135,34 @@ export async function seedTenant(t: TestApp, app: CreatedApp, ids: SharedIds, ma
   const tokens = (await ok(`/v3/users/${u1}/auth_tokens`, { method: 'GET' })) as Array<{ authToken: string }>;
   const tokenHint = tokens[0]!.authToken;
   assert.ok(tokenHint.includes('*') && keyHint.includes('*'), 'keys and tokens are listed masked');
+  // Moderation: a list and a rule that references it, a built-in rule and reason changed, a
+  // reason of A's own, flags (m2's reviewed), a message the rule holds, and a hook (off: no send calls it).
+  await ok('/v3/moderation/keywords', { method: 'POST', body: { id: ids.keywordList, name: text('keywords'), description: marker, category: 'word', searchTerms: [`${ids.prefix}kw`] } });
+  const held = `${ids.prefix}held`;
+  const words = { operand: 'text', category: 'word', operator: 'contains', value: [held], message: [marker] };
+  await ok('/v3/moderation/rules', {
+    method: 'POST',
+    body: { id: ids.rule, name: text('rule'), description: marker, enabled: true, conditions: [words, listCondition(ids.keywordList)], action: ['blockMessage'] },
+  });
+  await ok('/v3/moderation/rules/link_filter', { method: 'PUT', body: { description: marker } });
+  await ok('/v3/moderation/reasons', { method: 'POST', body: { id: ids.reason, name: text('reason'), description: marker } });
+  await ok('/v3/moderation/reasons/spam', { method: 'PUT', body: { description: marker } });
+  await ok(`/v3/messages/${m1.id}/flagged`, { method: 'POST', onBehalfOf: u2, body: { reasonId: ids.reason, remark: marker } });
+  await ok(`/v3/messages/${m2.id}/flagged`, { method: 'POST', onBehalfOf: u3, body: { reasonId: 'spam', remark: marker } });
+  await ok(`/v3/moderation/flagged-messages/${m2.id}`, { method: 'PATCH', body: { status: 'approved' } });
+  const m5 = await send(u1, u2, 'user', `held ${held}`);
+  assert.equal(m5.data.moderation.status, 'pending', 'the rule holds the message');
+  await ok(`/v3/moderation/blocked-messages/${m5.id}`, { method: 'PATCH', body: { reviewed: true } });
+  const hook = await ok('/v3/moderation/hook', { method: 'PUT', body: { url: `https://hooks.example.com/${marker}`, enabled: false } });
   return {
     ...ids,
     app,
     marker,
-    messages: [m1.id, m2.id, m3.id, m4.id].map(String),
+    messages: [m1.id, m2.id, m3.id, m4.id, m5.id].map(String),
     conversations: [m1.conversationId, m2.conversationId],
     apiKeys: [key.apiKey, keyHint],
     authTokens: [token.authToken, tokenHint],
-    secrets: [app.apiKey, app.authKey, key.apiKey, keyHint, token.authToken, tokenHint],
+    secrets: [app.apiKey, app.authKey, key.apiKey, keyHint, token.authToken, tokenHint, hook.signingSecret],
   };
 }
 

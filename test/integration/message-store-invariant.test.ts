@@ -7,7 +7,8 @@ import { newGroup, newUids } from '../helpers/factories.js';
 
 // The message store's invariant (src/repositories/message-store/conversation-moves.ts), checked
 // in the database after each entry point that stores messages: ids of a conversation follow its
-// time, its last message is its newest, a 1:1 has exactly its two sides, a group none.
+// time, its last message is its newest shown, a 1:1 has exactly its two sides, a group none; a
+// message held for moderation review stays out of its conversation until it is released.
 
 let t: TestApp;
 before(async () => {
@@ -30,7 +31,7 @@ async function brokenConversations(app: CreatedApp): Promise<Broken[]> {
              bool_and(ordered) as ordered
       from (select conversation_id, id, sent_at, receiver_type,
                    sent_at >= coalesce(lag(sent_at) over (partition by conversation_id order by id), sent_at) as ordered
-            from messages where app_id = ${app.appId}) x
+            from messages where app_id = ${app.appId} and not held) x
       group by conversation_id
     ), sides as (
       select conversation_id, array_agg(uid || '>' || conversation_with order by uid) as sides
@@ -38,7 +39,7 @@ async function brokenConversations(app: CreatedApp): Promise<Broken[]> {
     ), pairs as (
       select distinct on (conversation_id) conversation_id,
              array[least(sender, receiver) || '>' || greatest(sender, receiver), greatest(sender, receiver) || '>' || least(sender, receiver)] as expected
-      from messages where app_id = ${app.appId} and receiver_type = 'user' order by conversation_id, id
+      from messages where app_id = ${app.appId} and receiver_type = 'user' and not held order by conversation_id, id
     )
     select coalesce(c.conversation_id, m.conversation_id) as conversation_id, v.problem
     from (select * from conversations where app_id = ${app.appId}) c
@@ -178,6 +179,27 @@ describe('the message store invariant, per entry point', () => {
     const more = await importMessages([record(alice!, bob!, now - 600), record(bob!, alice!, now - 599)]);
     await holds(more[1]!);
     await holds((await send(alice!, bob!, 'user')).id);
+  });
+
+  it('moderation: a held send and reply stay out, their release puts them in, a withhold takes a message out', async () => {
+    const rule = { id: 'invariant-hold', name: 'Hold', enabled: true, action: ['blockMessage'], conditions: [{ operand: 'text', category: 'word', operator: 'contains', value: ['heldword'] }] };
+    await ok('/v3/moderation/rules', { method: 'POST', body: rule });
+    const [alice, bob] = await newUids(t, t.appA, 2);
+    // The first message of a 1:1, held: no conversation yet.
+    const first = await send(alice!, bob!, 'user', 'heldword first');
+    assert.equal(await lastMessageOf(await keyOf(first.id)), null);
+    assert.deepEqual(await brokenConversations(t.appA), []);
+    const shown = await send(alice!, bob!, 'user', 'shown');
+    const reply = await ok(`/v3/messages/${shown.id}/thread`, { method: 'POST', onBehalfOf: bob, body: { data: { text: 'a heldword reply' } } });
+    await holds(shown.id);
+    await ok(`/v3/moderation/blocked-messages/${reply.id}`, { method: 'PATCH', body: { status: 'approved' } });
+    await holds(reply.id);
+    await ok(`/v3/moderation/blocked-messages/${first.id}`, { method: 'PATCH', body: { status: 'approved' } });
+    await holds(reply.id);
+    // A moderator takes the newest away again: the conversation moves back.
+    await ok(`/v3/moderation/blocked-messages/${reply.id}`, { method: 'PATCH', body: { status: 'rejected' } });
+    await holds(shown.id);
+    await ok(`/v3/moderation/rules/${rule.id}`, { method: 'DELETE' });
   });
 
   it('racing writers of one group conversation (sends, replies, bot messages, edits, member changes) keep ids in time order', async () => {

@@ -3,6 +3,7 @@ import type { ApiKeyScope, RequestContext } from '../../domain/context.js';
 import { AppError } from '../../domain/errors.js';
 import { normalizeId } from '../../domain/normalize.js';
 import type { AppsService } from '../../services/apps.service.js';
+import type { ManagementService } from '../../services/management.service.js';
 import { resolveAppId, type TenancySettings } from './tenancy.js';
 
 declare module 'fastify' {
@@ -13,6 +14,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The least key scope a route accepts; fullAccess unless it says authOnly. */
     access?: ApiKeyScope;
+    /**
+     * The route also takes the deployment's management credential (the `key` and `secret`
+     * headers) instead of an apiKey, as the vendor's moderation operations list them.
+     */
+    managementCredential?: boolean;
   }
 }
 
@@ -27,12 +33,17 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * and the key's scope against the route's. Runs before the body is read, so a refused
  * request touches nothing.
  */
-export function installAuth(scope: FastifyInstance, options: { apps: AppsService; tenancy: TenancySettings }): void {
+export function installAuth(scope: FastifyInstance, options: { apps: AppsService; management: ManagementService; tenancy: TenancySettings }): void {
   scope.decorateRequest('ctx', null as unknown as RequestContext);
   scope.addHook('onRequest', async (request) => {
     const appId = resolveAppId(request.hostname, request.headers.appid, options.tenancy);
     const ctx: RequestContext = { appId, requestId: request.id, log: request.log };
-    const credential = await options.apps.authenticate(ctx, header(request, 'apikey'));
+    const apiKey = header(request, 'apikey');
+    const key = header(request, 'key');
+    // Without an apiKey, a route that takes the management credential reads key and secret instead.
+    const byManagement = apiKey === undefined && request.routeOptions.config.managementCredential === true && (key !== undefined || header(request, 'secret') !== undefined);
+    if (byManagement) await options.management.authenticate(ctx, key, header(request, 'secret'));
+    const credential = byManagement ? await options.apps.managementCredential(ctx, key!) : await options.apps.authenticate(ctx, apiKey);
     if (credential.scope !== 'fullAccess' && request.routeOptions.config.access !== 'authOnly') {
       throw new AppError('AUTH_ERR_NO_ACCESS');
     }

@@ -27,6 +27,6 @@ export const importMessagesRoutes: FastifyPluginAsyncTypebox<DataImportRouteOpti
         response: { 200: ImportMessagesResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await options.services.messageImport.importMessages(request.ctx, request.body, { recordEvents: request.query.recordEvents === true }) }),
+    async (request) => ({ data: await options.services.messageImport.importMessages(request.ctx, request.body, { recordEvents: request.query.recordEvents === true, moderate: request.query.moderate === true }) }),
   );
 };

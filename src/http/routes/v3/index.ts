@@ -12,7 +12,12 @@ import { friendsRoutes } from './friends.routes.js';
 import { groupMembersRoutes } from './group-members.routes.js';
 import { groupsRoutes } from './groups.routes.js';
 import { messageEditsRoutes } from './message-edits.routes.js';
+import { moderationBlockedRoutes } from './moderation-blocked.routes.js';
 import { messagesRoutes } from './messages.routes.js';
+import { moderationFlagsRoutes } from './moderation-flags.routes.js';
+import { moderationHookRoutes } from './moderation-hook.routes.js';
+import { moderationKeywordsRoutes } from './moderation-keywords.routes.js';
+import { moderationRulesRoutes } from './moderation-rules.routes.js';
 import { reactionsRoutes } from './reactions.routes.js';
 import { rateLimitsRoutes } from './rate-limits.routes.js';
 import { rbacRoutes } from './rbac.routes.js';
@@ -24,10 +29,10 @@ import { usersRoutes } from './users.routes.js';
  * The general API, `/v3`. Every route module is listed here, so the whole vendor surface can
  * be audited in one place against the specs (docs/compatibility.md lists what is not here).
  */
-export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes, rateLimitsRoutes, eventsRoutes];
+export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes, rateLimitsRoutes, eventsRoutes, moderationFlagsRoutes, moderationRulesRoutes, moderationKeywordsRoutes, moderationBlockedRoutes, moderationHookRoutes];
 
 export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings; rateLimited?: boolean }> = async (app, options) => {
-  installAuth(app, { apps: options.services.apps, tenancy: options.tenancy });
+  installAuth(app, { apps: options.services.apps, management: options.services.management, tenancy: options.tenancy });
   if (options.rateLimited !== false) installRateLimits(app, options.services.rateLimits);
   for (const routes of V3_ROUTE_MODULES) await app.register(routes, { services: options.services });
 };
