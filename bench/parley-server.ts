@@ -4,7 +4,9 @@
 // BENCH_HISTORY (sizes of the 1:1 conversations to seed, e.g. 1000,1000000; BENCH_HISTORY_SHOWN=0
 // seeds them without stored message texts, as rows from before migration 0017), PARLEY_RATE_LIMITS
 // (default: limits that never bind), BENCH_WEBHOOK_URL (a webhook on message_sent posting there,
-// for bench/webhooks.ts; a loopback URL needs PARLEY_WEBHOOK_ALLOW_PRIVATE=1).
+// for bench/webhooks.ts; a loopback URL needs PARLEY_WEBHOOK_ALLOW_PRIVATE=1), BENCH_MODERATION
+// (rules=10,keywords=10000: that many enabled blocking rules holding that many keywords in all,
+// none of which the send load's text holds, for bench/moderation-ab.ts).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +16,8 @@ import { silentLogger } from '../src/domain/context.js';
 import { userConversationKey } from '../src/domain/conversation-id.js';
 import { createLogger, startServer } from '../src/server.js';
 import { shownText } from '../src/services/views/shown-messages.js';
+import { EMAIL_PATTERN, PHONE_PATTERN } from '../src/domain/moderation/builtins.js';
+import { foldText } from '../src/domain/moderation/fold.js';
 import { announceReady } from './lib/processes.js';
 
 const engine = process.env.BENCH_ENGINE ?? 'pglite';
@@ -103,10 +107,63 @@ if (process.env.BENCH_WEBHOOK_URL) {
   await server.services.webhooks.create(ctx, { id: 'bench-hook', name: 'Bench', webhookURL: process.env.BENCH_WEBHOOK_URL }, ['message_sent']);
 }
 
-announceReady({ port: server.port, appId: app.appId, apiKey: app.apiKey, engine: server.database.engine, users: seeded, addGroups, chatGroups, histories, historyPairs });
+// BENCH_MODERATION=rules=10,keywords=10000: the app moderates every text message with that many
+// enabled rules (the cost of moderation on the send, bench/moderation-ab.ts). Rule i's condition
+// is `text contains` one keyword list (the keywords split evenly over one list per rule); the
+// first two rules also have a pattern condition (phone numbers, e-mail addresses). All block,
+// and none matches the text the send load sends.
+const moderation = Object.fromEntries(
+  (process.env.BENCH_MODERATION ?? '').split(',').filter(Boolean).map((part) => [part.split('=')[0]!, Number(part.split('=')[1])]),
+) as { rules?: number; keywords?: number };
+if (moderation.rules) {
+  const ctx = { appId: app.appId, requestId: 'bench', log: silentLogger };
+  const rules = moderation.rules;
+  const terms = benchKeywords(moderation.keywords ?? 0);
+  for (let r = 0; r < rules; r++) {
+    const searchTerms = terms.slice(Math.floor((r * terms.length) / rules), Math.floor(((r + 1) * terms.length) / rules));
+    const conditions: Array<{ operand: string; category: string; operator: string; value: string[]; isKeywordsReferencePresent?: boolean }> = [];
+    if (searchTerms.length > 0) {
+      await server.services.keywordLists.create(ctx, { id: `bench-list-${r}`, name: `Bench list ${r}`, category: 'word', searchTerms });
+      conditions.push({ operand: 'text', category: 'word', operator: 'contains', value: [`bench-list-${r}`], isKeywordsReferencePresent: true });
+    }
+    if (r < 2) conditions.push({ operand: 'text', category: 'pattern', operator: 'contains', value: [r === 0 ? PHONE_PATTERN : EMAIL_PATTERN] });
+    if (conditions.length === 0) continue;
+    await server.services.moderationRules.create(ctx, { id: `bench-rule-${r}`, name: `Bench rule ${r}`, enabled: true, conditions, action: ['blockMessage'] });
+  }
+}
+
+announceReady({ port: server.port, appId: app.appId, apiKey: app.apiKey, engine: server.database.engine, users: seeded, addGroups, chatGroups, histories, historyPairs, moderation });
 process.on('SIGTERM', () => {
   void server.close().then(() => {
     fs.rmSync(dataDir, { recursive: true, force: true });
     process.exit(0);
   });
 });
+
+/**
+ * `count` distinct keywords of 3–12 characters, the same each run: a fifth realistic (chat words
+ * with prefixes and suffixes), the rest random letters; never a word of the send load's text
+ * (bench/lib/send-load.ts), so that no send matches.
+ */
+function benchKeywords(count: number): string[] {
+  let state = 2024;
+  const next = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    const t = Math.imul(state ^ (state >>> 15), 1 | state);
+    const u = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return (u ^ (u >>> 14)) >>> 0;
+  };
+  const pick = <T>(items: readonly T[]): T => items[next() % items.length]!;
+  const sent = new Set(foldText('Hello there 👋').split(/[^\p{L}\p{N}]+/u).filter(Boolean));
+  const vocabulary = ('call send talk walk meet move play work read write party dinner lunch coffee train ticket music movie garden ' +
+    'weekend holiday summer winter market street house friend family morning evening picture window kitchen station').split(' ');
+  const prefixes = ['', '', 'un', 're', 'over', 'pre', 'mis', 'out'];
+  const suffixes = ['s', 'ed', 'ing', 'er', 'ers', 'ly', 'ness', 'less', 'ful', 'ish', 'able'];
+  const found = new Set<string>();
+  const add = (word: string) => {
+    if (word.length >= 3 && word.length <= 12 && !sent.has(word) && !vocabulary.includes(word)) found.add(word);
+  };
+  for (let tries = 0; found.size < count / 5 && tries < 20 * count; tries++) add(`${pick(prefixes)}${pick(vocabulary)}${pick(suffixes)}`);
+  while (found.size < count) add(Array.from({ length: 3 + (next() % 10) }, () => String.fromCharCode(97 + (next() % 26))).join(''));
+  return [...found];
+}

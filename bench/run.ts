@@ -5,11 +5,13 @@
 //                    [--users 100000] [--history 1000,1000000] [--import-messages 1000000]
 //                    [--crash-senders 128] [--crash-kills 3] [--crash-acks 50] [--soak-minutes 20]
 //                    [--ab-slices 12] [--ab-slice-seconds 5] [--ab-without edgeChecks,rateLimits]
-//                    [--webhook-rounds 3]
+//                    [--webhook-rounds 3] [--moderation-slices 12] [--moderation-slice-seconds 5]
+//                    [--moderation rules=10,keywords=10000]
 //
 // With PostgreSQL it also runs the crash scenario, import memory (eight maximal import calls at
 // once), the hardening A/B (send with and without the edge checks and rate limits, both servers
-// side by side taking --ab-slices slices in turns; 0 skips it), a soak of mixed traffic (--soak-minutes 0 skips it) and webhooks (bench/webhooks.ts).
+// side by side taking --ab-slices slices in turns; 0 skips it), the moderation A/B (send with and
+// without an app's moderation rules, bench/moderation-ab.ts; --moderation-slices 0 skips it), a soak of mixed traffic (--soak-minutes 0 skips it) and webhooks (bench/webhooks.ts).
 //
 // Baselines: no-database Fastify routes (for reads: a user, and a 50-message history page), and
 // raw single-row INSERTs over the pg driver at the same concurrency (for writes); with PostgreSQL, the floors of the history page and the send (bench/floors.ts). Every server runs in its own process; autocannon
@@ -28,6 +30,7 @@ import { runLoad, type LoadOptions, type LoadResult, type ScenarioReport } from 
 import { postgresDatabases } from './lib/postgres.js';
 import { sendScenarios } from './lib/send-load.js';
 import { describeHardening, hardeningAB, type HardeningAbResult } from './hardening-ab.js';
+import { describeModeration, moderationAB, type ModerationAbResult } from './moderation-ab.js';
 import { webhooksBench, type WebhooksResult } from './webhooks.js';
 import { floorScenarios } from './floors.js';
 import { anotherPageEachTime } from './lib/history-load.js';
@@ -56,6 +59,11 @@ const { values } = parseArgs({
     // What the second server leaves out: edgeChecks,rateLimits (both), or one of them.
     'ab-without': { type: 'string', default: 'edgeChecks,rateLimits' },
     'webhook-rounds': { type: 'string', default: '3' },
+    // The A/B of moderation's cost (bench/moderation-ab.ts): slices as the hardening A/B's, and
+    // what the moderated server's app holds (BENCH_MODERATION of bench/parley-server.ts).
+    'moderation-slices': { type: 'string', default: '12' },
+    'moderation-slice-seconds': { type: 'string', default: '5' },
+    moderation: { type: 'string', default: 'rules=10,keywords=10000' },
   },
 });
 const duration = Number(values.duration);
@@ -303,6 +311,7 @@ const imports: ImportBenchResult[] = [];
 const memory: ImportMemoryResult[] = [];
 const soaks: SoakResult[] = [];
 const hardening: HardeningAbResult[] = [];
+const moderation: ModerationAbResult[] = [];
 const crashes: CrashReport[] = [];
 const webhooks: WebhooksResult[] = [];
 
@@ -364,6 +373,19 @@ for (const engine of engines) {
       hardening.push(result);
       console.log(describeHardening(result));
     }
+    if (wanted('moderation') && Number(values['moderation-slices']) > 0) {
+      const result = await moderationAB({
+        withPostgresDatabase,
+        slices: Number(values['moderation-slices']),
+        connections: 64,
+        sliceSeconds: Number(values['moderation-slice-seconds']),
+        users: Math.min(Number(values.users), 10_000),
+        moderation: values.moderation!,
+        log: (line) => console.log(line),
+      });
+      moderation.push(result);
+      console.log(describeModeration(result));
+    }
     if (wanted('soak') && Number(values['soak-minutes']) > 0) {
       soaks.push(await withPostgresDatabase((url) => soak({ engine: 'postgres', databaseUrl: url, minutes: Number(values['soak-minutes']), rate: 1500 })));
       console.log(describeSoak(soaks[soaks.length - 1]!));
@@ -386,7 +408,7 @@ await baselineServer?.stop();
 // Each run is kept (a partial run, --only, must not erase the last full one), and the newest
 // is also latest.json.
 const at = new Date().toISOString();
-const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks, hardening, webhooks }, null, 2)}\n`;
+const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks, hardening, moderation, webhooks }, null, 2)}\n`;
 const kept = `.bench/run-${at.replace(/[:.]/g, '-')}.json`;
 fs.mkdirSync('.bench', { recursive: true });
 fs.writeFileSync(kept, results);
