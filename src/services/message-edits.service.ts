@@ -82,9 +82,13 @@ export class MessageEditsService {
         async (tx) => {
           const row = await this.lockMessage(ctx, rawId, 'edited', tx);
           await this.requirePermission(ctx, actor, row, rawId, 'edit', tx);
-          if (!sameContent(row, seen)) return undefined;
+          // Changed meanwhile by another edit: the content moderated is not the one to store. An
+          // app that does not moderate stores the edit of what is there now; one that does reads
+          // and moderates it again (each round, one of the racing edits goes through).
+          const unmoderated = moderated.outcome === 'unmoderated';
+          if (!unmoderated && !sameContent(row, seen)) return undefined;
           // A dropMessage rule refused the edit above; a message held for review stays held.
-          const content = row.held && moderated.outcome !== 'unmoderated' ? withStatus(prepared, 'pending') : moderated.prepared;
+          const content = unmoderated ? edited(row, input) : row.held ? withStatus(prepared, 'pending') : moderated.prepared;
           const mentionedUids = await this.deps.messagesService.activeMentions(appId, content.mentioned, tx);
           const edit = { dataJson: content.dataJson, tags: content.tags, mentionedUids, editedBy: actor?.uid ?? APP_SENDER };
           const changed = (await this.deps.messages.edit(appId, String(row.id), edit, tx))!;
@@ -100,7 +104,7 @@ export class MessageEditsService {
       );
       if (answer) return answer;
       // Changed by another edit meanwhile: its content is moderated again.
-      if (attempt >= 3) throw new AppError('ERR_MISSION_FAILED', { message: 'The message kept changing while it was being edited. Retry.' });
+      if (attempt >= MAX_EDIT_ROUNDS) throw new AppError('ERR_MISSION_FAILED', { message: 'The message kept changing while it was being edited. Retry.' });
     }
   }
 
@@ -227,6 +231,9 @@ export class MessageEditsService {
     throw new AppError('ERR_MESSAGE_NOT_A_SENDER', { params: { uid, id: rawId, action } });
   }
 }
+
+/** Rounds of a moderated edit racing other edits of its message (each round, one of them goes through). */
+const MAX_EDIT_ROUNDS = 10;
 
 /** The content of `row` after the edit `input` (prepare's rules of a send). */
 function edited(row: MessageRow, input: UpdateMessageInput) {

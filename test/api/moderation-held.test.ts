@@ -201,6 +201,19 @@ describe('an edit', () => {
     assert.deepEqual(await eventsOf(app, action.id), ['message_edited']);
   });
 
+  it('racing other edits of its message, each is moderated and stored, none refused', async () => {
+    const app = await moderatedApp();
+    const [alice, bob] = await newUids(t, app, 2);
+    const sent = await send(app, alice!, bob!, 'first');
+    const edits = await Promise.all(
+      Array.from({ length: 6 }, (_, n) => t.call(app, `/v3/messages/${sent.id}`, { method: 'PUT', onBehalfOf: alice!, body: { data: { text: `edit ${n}` } } })),
+    );
+    assert.deepEqual(edits.map((response) => response.statusCode), [200, 200, 200, 200, 200, 200], edits.map((r) => r.body).join('\n'));
+    const now = await okData(t, app, 'GET', `/v3/messages/${sent.id}`, bob);
+    assert.match(now.data.text, /^edit [0-5]$/);
+    assert.equal(now.data.moderation.status, 'approved');
+  });
+
   it('that breaks a dropMessage rule is refused and changes nothing', async () => {
     const app = await moderatedApp();
     const [alice, bob] = await newUids(t, app, 2);

@@ -553,3 +553,33 @@ describe('the management credential', () => {
     assert.equal(await version(A), before);
   });
 });
+
+describe('the patterns an app may hold', () => {
+  it(`refuses rules and pattern lists past ${MODERATION_LIMITS.patternCharsPerApp} characters of patterns in all, with ERR_PLAN_QUOTA_RESTRICTION`, async () => {
+    // Ten patterns of 1,000 characters a condition: 10,000 characters a rule.
+    const patterns = (tag: string) => Array.from({ length: 10 }, (_, i) => `${tag}${i}-${'x'.repeat(1_000 - tag.length - 3)}`.slice(0, 1_000));
+    const patternRule = (id: string) => ({ id, name: id, conditions: [{ operand: 'text', category: 'pattern', operator: 'contains', value: patterns(id.slice(0, 3)) }], action: 'blockMessage' });
+    for (const id of ['pa1', 'pa2', 'pa3']) await createRule(A, patternRule(id));
+    const refused = await call(A, '/moderation/rules', { method: 'POST', body: patternRule('pa4') });
+    assert.equal(refused.statusCode, 403, refused.body);
+    assert.equal(errorCode(refused), 'ERR_PLAN_QUOTA_RESTRICTION');
+    const list = await call(A, '/moderation/keywords', { method: 'POST', body: { id: 'pl1', name: 'Patterns', category: 'pattern', searchTerms: patterns('pl1') } });
+    assert.equal(errorCode(list), 'ERR_PLAN_QUOTA_RESTRICTION', list.body);
+    // A word list of the same size is no pattern: taken.
+    assert.equal((await call(A, '/moderation/keywords', { method: 'POST', body: { id: 'wl1', name: 'Words', searchTerms: ['a', 'b'] } })).statusCode, 200);
+    // Another app has its own budget.
+    assert.equal((await call(t.appB, '/moderation/rules', { method: 'POST', body: patternRule(uniqueId('pa')) })).statusCode, 200);
+  });
+
+  it(`refuses rules past ${MODERATION_LIMITS.inlineValuesPerApp} inline values in all: more words go in keyword lists`, async () => {
+    // 9,900 here, and the built-in rules' few patterns.
+    const words = (c: number, n: number) => Array.from({ length: n }, (_, i) => `w${c}x${i}`);
+    const conditions = Array.from({ length: 10 }, (_, c) => ({ operand: 'text', category: 'word', operator: 'contains', value: words(c, c < 9 ? 1_000 : 900) }));
+    await createRule(A, { id: 'many-words', name: 'Many words', conditions, action: 'blockMessage' });
+    await createRule(A, textRule('a-few-more'));
+    const more = { id: 'too-many', name: 'Too many', conditions: [{ operand: 'text', category: 'word', operator: 'contains', value: words(99, 200) }], action: 'blockMessage' };
+    const refused = await call(A, '/moderation/rules', { method: 'POST', body: more });
+    assert.equal(errorCode(refused), 'ERR_PLAN_QUOTA_RESTRICTION', refused.body);
+    assert.match(body(refused).error.message, /keyword lists/);
+  });
+});

@@ -1,3 +1,5 @@
+import { AppError } from '../errors.js';
+
 /**
  * Moderation rules and keyword lists as the API shows them (docs/moderation.md), written as
  * the vendor's examples write them: a rule has conditions (any one matching makes the rule
@@ -25,6 +27,18 @@ export const MODERATION_LIMITS = {
   termsPerList: 100_000,
   /** Every keyword of the app's lists together: what one compiled matcher holds. */
   termsPerApp: 200_000,
+  /**
+   * The characters of every pattern of the app (its rules' inline patterns and its pattern
+   * lists' terms): what its patterns cost each message is bounded through it. Patterns are
+   * matched one compiled program per ~4 KB of them: 1,000 patterns of 1,000 characters took
+   * ~6 ms a message and 230 MB to compile; 32 KB of them take a fraction of a millisecond.
+   */
+  patternCharsPerApp: 32_768,
+  /**
+   * The inline values of all the app's rules together (words beside those of its lists): with
+   * termsPerApp, what its automaton holds and what compiling it costs (~0.25 s for 100,000).
+   */
+  inlineValuesPerApp: 10_000,
   /** A keyword list's CSV file, or its JSON body. */
   listBytes: 4 * 1024 * 1024,
   reasonsPerApp: 100,
@@ -111,6 +125,36 @@ export function conditionEvaluation(condition: Pick<RuleCondition, 'operand' | '
     return { evaluated: false, reason: `the ${condition.category} category needs a model: ask the moderation hook (docs/moderation.md)` };
   }
   return { evaluated: true };
+}
+
+/** The characters of every pattern the rules (inline) and pattern lists hold (MODERATION_LIMITS.patternCharsPerApp). */
+export function patternChars(rules: readonly ModerationRule[], lists: readonly KeywordList[]): number {
+  let chars = 0;
+  for (const rule of rules) {
+    for (const condition of rule.conditions) {
+      if (condition.category === 'pattern' && !condition.isKeywordsReferencePresent) for (const value of condition.value) chars += value.length;
+    }
+  }
+  for (const list of lists) if (list.category === 'pattern') for (const term of list.searchTerms) chars += term.length;
+  return chars;
+}
+
+/**
+ * The app's rules and lists after a change (`rule` or `list` in place of the one of its id, or
+ * added) within the budget of what compiling and matching them may cost: the patterns'
+ * characters (patternCharsPerApp) and the rules' inline values (inlineValuesPerApp); else
+ * ERR_PLAN_QUOTA_RESTRICTION.
+ */
+export function checkSetupBudget(setup: { rules: readonly ModerationRule[]; lists: readonly KeywordList[] }, change: { rule?: ModerationRule; list?: KeywordList }): void {
+  const rules = change.rule ? [...setup.rules.filter((rule) => rule.id !== change.rule!.id), change.rule] : setup.rules;
+  const lists = change.list ? [...setup.lists.filter((list) => list.id !== change.list!.id), change.list] : setup.lists;
+  const refuse = (limit: number, what: string) => new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit, what } });
+  if (patternChars(rules, lists) > MODERATION_LIMITS.patternCharsPerApp) {
+    throw refuse(MODERATION_LIMITS.patternCharsPerApp, 'characters of patterns in the rules and keyword lists of an app');
+  }
+  let inline = 0;
+  for (const rule of rules) for (const condition of rule.conditions) if (!condition.isKeywordsReferencePresent) inline += condition.value.length;
+  if (inline > MODERATION_LIMITS.inlineValuesPerApp) throw refuse(MODERATION_LIMITS.inlineValuesPerApp, 'values written in the rules of an app (put more in keyword lists)');
 }
 
 /** A rule's revision as the vendor names it: `<appId>_<ruleId>_<revision>`. */

@@ -6,13 +6,13 @@ import { AppError, badRequest, type ErrorDetails } from '../../domain/errors.js'
 import { csvCells, decodeUtf8 } from '../../domain/moderation/csv.js';
 import { BUILTIN_LIST_BY_ID, BUILTIN_LISTS, effectiveLists, effectiveRules, overridesBuiltin } from '../../domain/moderation/defaults.js';
 import { patternProblem } from '../../domain/moderation/patterns.js';
-import { MODERATION_LIMITS, type KeywordList } from '../../domain/moderation/rules.js';
+import { checkSetupBudget, MODERATION_LIMITS, type KeywordList } from '../../domain/moderation/rules.js';
 import { unstorableText } from '../../domain/text.js';
 import { toUnix } from '../../domain/time.js';
 import type { KeywordListsRepository } from '../../repositories/moderation/keyword-lists.repository.js';
 import type { ModerationRulesRepository } from '../../repositories/moderation/rules.repository.js';
 import type { ModerationSetupRepository } from '../../repositories/moderation/setup.repository.js';
-import { pageOfList, type ModerationList, type ModerationPage } from './rules.service.js';
+import { effectiveSetup, pageOfList, type ModerationList, type ModerationPage } from './rules.service.js';
 import { sameStrings } from './rule-input.js';
 import { listFromRow, listView, ruleFromRow, type KeywordListView } from './views.js';
 
@@ -84,6 +84,7 @@ export class KeywordListsService {
           updatedAt: toUnix(now),
         };
         if (input.description !== undefined) list.description = input.description;
+        if (list.category === 'pattern') checkSetupBudget(effectiveSetup(await this.deps.setup.read(appId, tx)), { list });
         await this.write(appId, list, { createdAt: now, updatedAt: now, replace: false }, tx);
         return list;
       });
@@ -139,6 +140,7 @@ export class KeywordListsService {
         }
         const now = new Date();
         next.updatedAt = toUnix(now);
+        if (next.category === 'pattern') checkSetupBudget(effectiveSetup(await this.deps.setup.read(appId, tx)), { list: next });
         await this.write(appId, next, { createdAt: new Date(current.createdAt * 1000), updatedAt: now, replace: true }, tx);
         if (current.default) next.default = true;
         return next;

@@ -4,11 +4,11 @@ import type { SetupChanges } from './setup-changes.js';
 import type { RequestContext } from '../../domain/context.js';
 import { AppError, badRequest, type ErrorDetails } from '../../domain/errors.js';
 import { BUILTIN_LIST_BY_ID, BUILTIN_RULE_BY_ID, effectiveLists, effectiveRules, overridesBuiltin } from '../../domain/moderation/defaults.js';
-import { MODERATION_LIMITS, type KeywordList, type ModerationRule } from '../../domain/moderation/rules.js';
+import { checkSetupBudget, MODERATION_LIMITS, type KeywordList, type ModerationRule } from '../../domain/moderation/rules.js';
 import { toUnix } from '../../domain/time.js';
 import type { KeywordListsRepository } from '../../repositories/moderation/keyword-lists.repository.js';
 import type { RuleRow, ModerationRulesRepository } from '../../repositories/moderation/rules.repository.js';
-import type { ModerationSetupRepository } from '../../repositories/moderation/setup.repository.js';
+import type { ModerationSetupRepository, StoredSetup } from '../../repositories/moderation/setup.repository.js';
 import { readActions, readConditions, sameConditions, sameStrings, type ConditionInput, type ListLookup } from './rule-input.js';
 import { listFromRow, ruleFromRevision, ruleFromRow, ruleView, type RuleView } from './views.js';
 
@@ -90,6 +90,7 @@ export class RulesService {
         const now = new Date();
         rule.createdAt = toUnix(now);
         rule.updatedAt = rule.createdAt;
+        checkSetupBudget(await this.effective(appId, tx), { rule });
         await this.write(appId, rule, { createdAt: now, updatedAt: now, replace: false }, tx);
         return rule;
       });
@@ -135,6 +136,7 @@ export class RulesService {
         if (sameRule(current, next)) throw new Unchanged(current);
         const now = new Date();
         next.updatedAt = toUnix(now);
+        checkSetupBudget(await this.effective(appId, tx), { rule: next });
         await this.write(appId, next, { createdAt: new Date(current.createdAt * 1000), updatedAt: now, replace: true }, tx);
         if (current.default) next.default = true;
         return next;
@@ -186,12 +188,11 @@ export class RulesService {
    * change) and lists, with the version they are at: one statement, so one snapshot.
    */
   async setup(ctx: RequestContext): Promise<ModerationSetup> {
-    const stored = await this.deps.setup.read(ctx.appId);
-    return {
-      version: stored.version,
-      rules: effectiveRules(stored.rules.map(ruleFromRow), stored.deletedRules),
-      lists: effectiveLists(stored.lists.map(listFromRow), stored.deletedLists),
-    };
+    return this.effective(ctx.appId);
+  }
+
+  private async effective(appId: string, tx?: Tx): Promise<ModerationSetup> {
+    return effectiveSetup(await this.deps.setup.read(appId, tx));
   }
 
   /** The app's rule `id` as it is now (its row, or the built-in), or ERR_RULE_NOT_FOUND. */
@@ -240,6 +241,15 @@ export class RulesService {
 }
 
 const FILTERS_REFUSED = 'are not supported: a rule applies to every message of the app';
+
+/** The effective rules and lists of a stored set-up: built-ins not deleted, the app's rows in place of those they change. */
+export function effectiveSetup(stored: StoredSetup): ModerationSetup {
+  return {
+    version: stored.version,
+    rules: effectiveRules(stored.rules.map(ruleFromRow), stored.deletedRules),
+    lists: effectiveLists(stored.lists.map(listFromRow), stored.deletedLists),
+  };
+}
 
 /** A new rule as the input describes it (revision 1; its times are set when it is written). */
 function readRule(input: RuleInput, lists: ListLookup, details: ErrorDetails): ModerationRule {
