@@ -88,10 +88,19 @@ export function createModeration(
   // Reasons, users' flags of messages and their review (a disapproved message is held).
   const moderationReasons = new ReasonsService({ db, reasons: new ReasonsRepository(db), apps: repositories.apps });
   const moderationFlags = new FlagsService({ db, flags: new FlagsRepository(db), messages: repositories.messages, history, usersService: deps.users, reasons: moderationReasons, holds });
+  // What the server starts and stops: hearing other nodes' changes, and the hook's connections.
+  const lifecycle = {
+    start: (log: Logger) => setups.start(log),
+    stop: async () => {
+      await setups.stop();
+      hookClient.close();
+    },
+  };
   return {
     moderator,
     holds,
     setups,
+    lifecycle,
     services: { moderationRules, keywordLists, moderationHook, moderationBlocked, moderationReasons, moderationFlags },
   };
 }

@@ -355,7 +355,7 @@ export function createServices(
     // quickly: a slow endpoint holds only its smaller share (docs/webhooks.md).
     limits: DELIVERY_LIMITS,
   });
-  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, ...moderation.services };
+  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, moderationLifecycle: moderation.lifecycle, ...moderation.services };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -118,7 +118,7 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
     // Webhook delivery (docs/webhooks.md).
     parley.services.webhookDispatcher.start(log);
     // Other nodes' moderation changes (docs/moderation.md), heard on PostgreSQL.
-    await parley.services.moderationSetups.start(log);
+    await parley.services.moderationLifecycle.start(log);
     const port = (parley.app.server.address() as AddressInfo).port;
     let closing: Promise<void> | undefined;
     return {
@@ -145,7 +145,7 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
           } finally {
             await parley.services.eventRetention.stop();
             await parley.services.webhookDispatcher.stop();
-            await parley.services.moderationSetups.stop();
+            await parley.services.moderationLifecycle.stop();
             if (!(await within(database.close(), DATABASE_CLOSE_MS))) log.warn('the database did not close in time');
           }
           log.info('stopped');
