@@ -3,6 +3,7 @@ import type { DB, MemberScope } from '../db/schema.js';
 import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
+import { requireShown } from '../domain/moderation/status.js';
 import { cursorId } from '../domain/messages.js';
 import { LIMITS } from '../domain/normalize.js';
 import { asList } from '../domain/permissions.js';
@@ -65,6 +66,7 @@ export class ReactionsService {
     // Read after the path's checks, so that a bad reaction is answered as such whoever onBehalfOf names.
     const actor = (await this.deps.usersService.withActor(ctx)).actor!;
     const { row: visible, scope } = await this.deps.history.requireVisibleWithScope(ctx, rawId);
+    requireShown(visible, 'reacted to');
     if (scope) await this.deps.rbac.requireScopeAllows(ctx, visible.receiver, scope, 'addReaction');
     const id = String(visible.id);
     const row = await withTransaction(

@@ -1,6 +1,7 @@
 import type { RequestContext } from '../domain/context.js';
 import { groupConversationKey, userConversationKey } from '../domain/conversation-id.js';
 import { AppError, badRequest } from '../domain/errors.js';
+import { requireShown } from '../domain/moderation/status.js';
 import { LIMITS, normalizeId } from '../domain/normalize.js';
 import type { MessageRow, MessagesRepository } from '../repositories/messages.repository.js';
 import type { MessagesService } from './messages.service.js';
@@ -47,6 +48,7 @@ export class ThreadsService {
     const sender = ctx.onBehalfOf!;
     const parent = await this.deps.history.requireVisible(ctx, rawParentId);
     const id = String(parent.id);
+    requireShown(parent, 'replied to');
     if (parent.parent_id !== null) throw new AppError('ERR_MESSAGE_THREAD_NESTING', { params: { id } });
     // Action messages record what happened to a group or message: nothing to reply to.
     if (parent.category === 'action') throw new AppError('ERR_WRONG_MESSAGE_THREAD_CATEGORY', { params: { id, category: parent.category } });

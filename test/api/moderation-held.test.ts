@@ -74,6 +74,11 @@ describe('a message a blockMessage rule holds', () => {
     // Nobody may reply to it, react to it or mark it read but its sender.
     assert.equal(errorCode(await t.call(app, `/v3/messages/${held.id}/thread`, { method: 'POST', onBehalfOf: bob!, body: { category: 'message', type: 'text', data: { text: 'x' } } })), 'ERR_MESSAGE_ID_NOT_FOUND');
     assert.equal(errorCode(await t.call(app, `/v3/messages/${held.id}/reactions/👍`, { method: 'POST', onBehalfOf: bob! })), 'ERR_MESSAGE_ID_NOT_FOUND');
+    // Its sender waits for its approval too: nothing about it reaches the others before.
+    const ownReply = await t.call(app, `/v3/messages/${held.id}/thread`, { method: 'POST', onBehalfOf: alice!, body: { category: 'message', type: 'text', data: { text: 'x' } } });
+    assert.equal(ownReply.statusCode, 403, ownReply.body);
+    assert.equal(errorCode(ownReply), 'ERR_MESSAGE_HELD');
+    assert.equal(errorCode(await t.call(app, `/v3/messages/${held.id}/reactions/👍`, { method: 'POST', onBehalfOf: alice! })), 'ERR_MESSAGE_HELD');
   });
 
   it('stays out of the receiver’s conversations, unread counts and kept pages until it is approved, then is back in its place', async () => {

@@ -1,3 +1,5 @@
+import { AppError } from '../errors.js';
+
 /**
  * A message's moderation status (docs/moderation.md), as the vendor's messages carry it in
  * `data.moderation.status`: `approved` (the engine let it through, or a moderator did),
@@ -24,4 +26,13 @@ export function dataWithStatus(data: unknown, status: ModerationStatus): Record<
 export function dataJsonWithStatus(dataJson: string, status: ModerationStatus): string {
   const moderation = `"moderation":{"status":"${status}"}`;
   return dataJson === '{}' ? `{${moderation}}` : `${dataJson.slice(0, -1)},${moderation}}`;
+}
+
+/**
+ * What only a shown message allows: a thread reply to it, a reaction to it. Only its sender sees
+ * a held message (repositories/message-visibility.ts); even they wait for its approval, so nothing
+ * about it reaches the others (a reply, a reaction event) before it does.
+ */
+export function requireShown(message: { id: string | number; held: boolean }, action: 'replied to' | 'reacted to'): void {
+  if (message.held) throw new AppError('ERR_MESSAGE_HELD', { params: { id: String(message.id), action } });
 }
