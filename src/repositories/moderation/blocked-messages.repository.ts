@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/transaction.js';
+import type { HeldBy } from '../message-store/held-messages.repository.js';
 
 /** A message held by the engine or the hook, with what held it (migration 0018). */
 export interface BlockedRow {
@@ -46,10 +47,10 @@ export class BlockedMessagesRepository {
    * Holds a shown message again because a rule blocked its edit (kind `edit`), or records a new
    * hold of a message already recorded: the record is written anew, pending.
    */
-  async hold(appId: string, messageId: string, heldBy: Omit<BlockedRow, 'message_id' | 'status' | 'reviewed' | 'created_at' | 'updated_at'>, tx: Executor): Promise<void> {
+  async hold(appId: string, messageId: string, heldBy: HeldBy, tx: Executor): Promise<void> {
     await sql`
       insert into moderation_blocked_messages (app_id, message_id, rule_id, rule_name, revision_id, condition, action, kind)
-      values (${appId}, ${messageId}::bigint, ${heldBy.rule_id}, ${heldBy.rule_name}, ${heldBy.revision_id},
+      values (${appId}, ${messageId}::bigint, ${heldBy.ruleId}, ${heldBy.ruleName}, ${heldBy.revisionId},
               ${heldBy.condition === null ? null : JSON.stringify(heldBy.condition)}::jsonb, ${JSON.stringify(heldBy.action)}::jsonb, ${heldBy.kind})
       on conflict (app_id, message_id) do update
         set rule_id = excluded.rule_id, rule_name = excluded.rule_name, revision_id = excluded.revision_id, condition = excluded.condition,
@@ -62,4 +63,9 @@ export class BlockedMessagesRepository {
       update moderation_blocked_messages set status = ${review.status}, reviewed = ${review.reviewed}, updated_at = now()
       where app_id = ${appId} and message_id = ${messageId}::bigint`.execute(tx);
   }
+}
+
+/** What held the message of a record, as the message store writes it (HeldBy). */
+export function heldByOfRow(row: BlockedRow): HeldBy {
+  return { ruleId: row.rule_id, ruleName: row.rule_name, revisionId: row.revision_id, condition: row.condition, action: row.action, kind: row.kind };
 }

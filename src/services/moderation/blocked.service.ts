@@ -9,7 +9,7 @@ import type { BlockedMessagesRepository, BlockedRow, BlockedStatus } from '../..
 import type { MessagesRepository } from '../../repositories/messages.repository.js';
 import type { MessageHistoryService } from '../message-history.service.js';
 import type { Message } from '../views/messages.view.js';
-import { heldByOf, type ModerationHolds } from './holds.service.js';
+import type { ModerationHolds } from './holds.service.js';
 
 /** A message held by the engine or the hook, as list-moderation-blocked-messages shows it (the vendor's example, and its status). */
 export interface BlockedItem {
@@ -103,15 +103,14 @@ export class BlockedMessagesService {
     return rows.flatMap((row) => {
       const message = byId.get(row.message_id);
       if (!message) return [];
-      const heldBy = heldByOf(row) as Pick<BlockedItem, 'ruleId' | 'ruleName' | 'revisionId' | 'condition' | 'action'>;
       return [
         {
-          ruleId: heldBy.ruleId,
-          ruleName: heldBy.ruleName,
-          revisionId: heldBy.revisionId,
-          condition: heldBy.condition,
+          ruleId: row.rule_id,
+          ruleName: row.rule_name,
+          revisionId: row.revision_id,
+          condition: row.condition,
           message,
-          action: heldBy.action,
+          action: row.action,
           kind: row.kind,
           status: row.status,
           reviewed: row.reviewed,

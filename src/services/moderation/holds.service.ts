@@ -2,10 +2,12 @@ import type { Executor } from '../../db/transaction.js';
 import type { RequestContext } from '../../domain/context.js';
 import { dataWithStatus, type ModerationStatus } from '../../domain/moderation/status.js';
 import type { EventsRepository } from '../../repositories/events.repository.js';
-import type { BlockedMessagesRepository, BlockedRow } from '../../repositories/moderation/blocked-messages.repository.js';
+import { heldByOfRow, type BlockedMessagesRepository } from '../../repositories/moderation/blocked-messages.repository.js';
 import type { ConversationsRepository } from '../../repositories/message-store/conversations.repository.js';
 import type { HeldBy, HeldMessagesRepository } from '../../repositories/message-store/held-messages.repository.js';
 import type { MessageRow } from '../../repositories/messages.repository.js';
+import { extended } from '../../domain/objects.js';
+import { heldByView } from './moderator.js';
 
 /**
  * Hiding and showing messages for moderation (docs/moderation.md), inside the caller's
@@ -47,7 +49,7 @@ export class ModerationHolds {
     await this.deps.held.release(ctx.appId, message.conversation_id, message.receiver_type, released, tx);
     await this.deps.events.record(
       ctx.appId,
-      [{ trigger: 'moderation_manual_approved', conversationId: message.conversation_id, messageId, data: { moderation: blocked ? [heldByOf(blocked)] : [] } }],
+      [{ trigger: 'moderation_manual_approved', conversationId: message.conversation_id, messageId, data: { moderation: blocked ? [heldByView(heldByOfRow(blocked))] : [] } }],
       tx,
     );
     return true;
@@ -90,7 +92,7 @@ export class ModerationHolds {
     await this.deps.blocked.hold(
       ctx.appId,
       id,
-      { rule_id: heldBy.ruleId, rule_name: heldBy.ruleName, revision_id: heldBy.revisionId, condition: heldBy.condition, action: heldBy.action, kind: 'edit' },
+      extended(heldBy, { kind: 'edit' as const }),
       tx,
     );
     await this.deps.events.record(ctx.appId, [{ trigger: 'moderation_engine_blocked', conversationId: message.conversation_id, messageId: id, data: eventData }], tx);
@@ -106,15 +108,4 @@ export class ModerationHolds {
     else await this.deps.conversations.lockIfExists(ctx.appId, head.conversation_id, tx);
     return this.deps.held.lockWithActions(ctx.appId, messageId, { held: options.heldActions }, tx);
   }
-}
-
-/** What held a message, as moderation events and the queues show it. */
-export function heldByOf(blocked: BlockedRow): Record<string, unknown> {
-  return {
-    ruleId: blocked.rule_id,
-    ruleName: blocked.rule_name,
-    revisionId: blocked.revision_id,
-    condition: blocked.condition,
-    action: blocked.action,
-  };
 }

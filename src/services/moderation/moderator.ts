@@ -121,7 +121,15 @@ function hookHold(kind: 'send' | 'edit', reason: string): HeldBy {
 }
 
 /** What held a message, as moderation events and the blocked-messages list show it. */
-export function heldByView(heldBy: HeldBy): Record<string, unknown> {
+export interface HeldByView {
+  ruleId: string;
+  ruleName: string;
+  revisionId: string;
+  condition: unknown;
+  action: string[];
+}
+
+export function heldByView(heldBy: HeldBy): HeldByView {
   return { ruleId: heldBy.ruleId, ruleName: heldBy.ruleName, revisionId: heldBy.revisionId, condition: heldBy.condition, action: heldBy.action };
 }
 
