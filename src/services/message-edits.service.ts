@@ -45,7 +45,7 @@ export class MessageEditsService {
       actions: ActionMessages;
       rbac: RbacService;
       /** Moderation (docs/moderation.md): an edit is moderated as a send is. */
-      moderator: Pick<Moderator, 'moderate'>;
+      moderator: Pick<Moderator, 'moderate' | 'moderates'>;
       holds: Pick<ModerationHolds, 'holdEdit'>;
       events: EventsRepository;
     },
@@ -61,41 +61,31 @@ export class MessageEditsService {
     // Read after the body's check, so that a bad body is answered as such whoever onBehalfOf names.
     const actor = (await this.deps.usersService.withActor(ctx)).actor;
     const { appId } = ctx;
+    // An app that moderates has the edit moderated before the transaction: its set-up may have
+    // to be read and its hook is an HTTP call, neither of which may wait holding the
+    // conversation's lock (nor, on the embedded database, its one connection). The transaction
+    // then goes on only if the message is as it was moderated.
+    const moderates = await this.deps.moderator.moderates(ctx);
     for (let attempt = 1; ; attempt++) {
-      // Moderated before the transaction: the app's set-up may have to be read and its hook is an
-      // HTTP call, neither of which may wait holding the conversation's lock (nor, on the embedded
-      // database, its one connection). The transaction goes on only if the message is as read.
-      const seen = await this.editable(ctx, rawId, 'edited', this.deps.db);
-      await this.requirePermission(ctx, actor, seen, rawId, 'edit', this.deps.db);
-      const prepared = edited(seen, input);
-      const moderated = await this.deps.moderator.moderate(ctx, prepared, {
-        kind: 'edit',
-        id: String(seen.id),
-        sender: seen.sender,
-        receiver: seen.receiver,
-        receiverType: seen.receiver_type,
-        conversationId: seen.conversation_id,
-      });
+      const before = moderates ? await this.moderatedEdit(ctx, actor, rawId, input) : undefined;
       const answer = await withTransaction(
         this.deps.db,
         'update_message',
         async (tx) => {
           const row = await this.lockMessage(ctx, rawId, 'edited', tx);
           await this.requirePermission(ctx, actor, row, rawId, 'edit', tx);
-          // Changed meanwhile by another edit: the content moderated is not the one to store. An
-          // app that does not moderate stores the edit of what is there now; one that does reads
-          // and moderates it again (each round, one of the racing edits goes through).
-          const unmoderated = moderated.outcome === 'unmoderated';
-          if (!unmoderated && !sameContent(row, seen)) return undefined;
+          // Changed meanwhile by another edit: moderated again (each round, one of the racing edits goes through).
+          if (before && !sameContent(row, before.seen)) return undefined;
+          const moderated = before?.moderated;
           // A dropMessage rule refused the edit above; a message held for review stays held.
-          const content = unmoderated ? edited(row, input) : row.held ? withStatus(prepared, 'pending') : moderated.prepared;
+          const content = !moderated || moderated.outcome === 'unmoderated' ? edited(row, input) : row.held ? withStatus(before!.prepared, 'pending') : moderated.prepared;
           const mentionedUids = await this.deps.messagesService.activeMentions(appId, content.mentioned, tx);
           const edit = { dataJson: content.dataJson, tags: content.tags, mentionedUids, editedBy: actor?.uid ?? APP_SENDER };
           const changed = (await this.deps.messages.edit(appId, String(row.id), edit, tx))!;
-          if (!row.held && moderated.outcome === 'held') {
+          if (!row.held && moderated?.outcome === 'held') {
             await this.deps.holds.holdEdit(ctx, changed, moderated.heldBy, moderated.eventData, tx);
             changed.held = true;
-          } else if (!row.held && moderated.outcome === 'approved') {
+          } else if (!row.held && moderated?.outcome === 'approved') {
             await this.deps.events.record(appId, [{ trigger: 'moderation_engine_approved', conversationId: row.conversation_id, messageId: String(row.id), data: {} }], tx);
           }
           return this.actionAbout(ctx, 'edited', actor, changed, tx);
@@ -106,6 +96,22 @@ export class MessageEditsService {
       // Changed by another edit meanwhile: its content is moderated again.
       if (attempt >= MAX_EDIT_ROUNDS) throw new AppError('ERR_MISSION_FAILED', { message: 'The message kept changing while it was being edited. Retry.' });
     }
+  }
+
+  /** The edit's content, from the message as it is now (checked as the transaction will check it), moderated. */
+  private async moderatedEdit(ctx: RequestContext, actor: UserRow | undefined, rawId: string, input: UpdateMessageInput) {
+    const seen = await this.editable(ctx, rawId, 'edited', this.deps.db);
+    await this.requirePermission(ctx, actor, seen, rawId, 'edit', this.deps.db);
+    const prepared = edited(seen, input);
+    const moderated = await this.deps.moderator.moderate(ctx, prepared, {
+      kind: 'edit',
+      id: String(seen.id),
+      sender: seen.sender,
+      receiver: seen.receiver,
+      receiverType: seen.receiver_type,
+      conversationId: seen.conversation_id,
+    });
+    return { seen, prepared, moderated };
   }
 
   /**

@@ -55,6 +55,12 @@ export class Moderator {
     },
   ) {}
 
+  /** Whether the app moderates at all (an enabled rule Parley evaluates, or a hook): when not, moderate changes nothing. */
+  async moderates(ctx: RequestContext): Promise<boolean> {
+    const setup = await this.deps.setups.get(ctx.appId);
+    return setup.matcher.evaluates || setup.hook !== undefined;
+  }
+
   /** `hook: false`: the rules alone (an import's records). */
   async moderate(ctx: RequestContext, prepared: Prepared, subject: ModerationSubject, options: { hook?: boolean } = {}): Promise<ModerationResult> {
     const setup = await this.deps.setups.get(ctx.appId);

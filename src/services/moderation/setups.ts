@@ -82,7 +82,10 @@ export class ModerationSetups {
     }
     const pending = this.loading.get(appId);
     if (pending) return pending;
-    const load = this.refresh(appId, entry).finally(() => this.loading.delete(appId));
+    const load: Promise<CompiledSetup> = this.refresh(appId, entry).finally(() => {
+      // Not a newer load's, begun after an invalidate dropped this one.
+      if (this.loading.get(appId) === load) this.loading.delete(appId);
+    });
     this.loading.set(appId, load);
     return load;
   }
