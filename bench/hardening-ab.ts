@@ -3,9 +3,7 @@
 // bench/parley-server.ts). Both servers run side by side, each on a fresh database, and take the
 // load in turns (lib/side-by-side.ts). The figure is the median of the slices' ratios (with /
 // without), and the servers' CPU per send.
-import { runLoad } from './lib/load.js';
-import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
-import { sendScenarios } from './lib/send-load.js';
+import { withServerPair } from './lib/server-pair.js';
 import { median, takeTurns } from './lib/side-by-side.js';
 
 export interface HardeningSlice {
@@ -42,72 +40,42 @@ interface Options {
   log: (line: string) => void;
 }
 
-type Server = Awaited<ReturnType<typeof startServerProcess<{ port: number; appId: string; apiKey: string; chatGroups: number }>>>;
-
-function scenarios(options: Options, server: Server) {
-  const target = { base: `http://127.0.0.1:${server.info.port}`, headers: { appid: server.info.appId, apikey: server.info.apiKey }, users: options.users, chatGroups: server.info.chatGroups };
-  const cpu = { server: server.cpuMeter, postgres: postgresCpuMeter };
-  return sendScenarios(target, (load) => runLoad({ ...load, cpu }), options.connections, options.sliceSeconds);
-}
-
 export async function hardeningAB(options: Options): Promise<HardeningAbResult> {
-  const start = (url: string, without: boolean) =>
-    startServerProcess<{ port: number; appId: string; apiKey: string; chatGroups: number }>('parley-server.ts', {
-      BENCH_ENGINE: 'postgres',
-      DATABASE_URL: url,
-      BENCH_USERS: String(options.users),
-      BENCH_HISTORY: '',
-      ...(without ? { BENCH_WITHOUT: options.without } : {}),
-    });
-  return options.withPostgresDatabase((withUrl) =>
-    options.withPostgresDatabase(async (withoutUrl) => {
-      const withServer = await start(withUrl, false);
-      try {
-        const withoutServer = await start(withoutUrl, true);
-        try {
-          const a = scenarios(options, withServer);
-          const b = scenarios(options, withoutServer);
-          const result: HardeningAbResult = {
-            without: options.without,
-            connections: options.connections,
-            sliceSeconds: options.sliceSeconds,
-            oneToOne: [],
-            group: [],
-            medianRatio: { oneToOne: 0, group: 0 },
-            medianCpuMicros: { oneToOne: [0, 0], group: [0, 0] },
+  return withServerPair(options, { with: {}, without: { BENCH_WITHOUT: options.without } }, async (pair) => {
+    const result: HardeningAbResult = {
+      without: options.without,
+      connections: options.connections,
+      sliceSeconds: options.sliceSeconds,
+      oneToOne: [],
+      group: [],
+      medianRatio: { oneToOne: 0, group: 0 },
+      medianCpuMicros: { oneToOne: [0, 0], group: [0, 0] },
+    };
+    for (const kind of ['oneToOne', 'group'] as const) {
+      await takeTurns({
+        slices: options.slices,
+        a: pair.with.scenarios[kind],
+        b: pair.without.scenarios[kind],
+        onSlice: (index, { a: w, b: wo }) => {
+          const row = {
+            with: w.requestsPerSecond,
+            without: wo.requestsPerSecond,
+            withCpuMicros: w.cpuMicrosPerRequest?.server ?? 0,
+            withoutCpuMicros: wo.cpuMicrosPerRequest?.server ?? 0,
           };
-          for (const kind of ['oneToOne', 'group'] as const) {
-            await takeTurns({
-              slices: options.slices,
-              a: a[kind],
-              b: b[kind],
-              onSlice: (index, { a: w, b: wo }) => {
-                const row = {
-                  with: w.requestsPerSecond,
-                  without: wo.requestsPerSecond,
-                  withCpuMicros: w.cpuMicrosPerRequest?.server ?? 0,
-                  withoutCpuMicros: wo.cpuMicrosPerRequest?.server ?? 0,
-                };
-                result[kind].push(row);
-                options.log(
-                  `hardening A/B ${kind === 'oneToOne' ? '1:1' : 'group'} slice ${index + 1}: ${row.with} vs ${row.without} sends/s ` +
-                    `(${(row.with / row.without).toFixed(3)}), server CPU per send ${row.withCpuMicros} / ${row.withoutCpuMicros} µs`,
-                );
-              },
-            });
-            const rows = result[kind];
-            result.medianRatio[kind] = Number(median(rows.map((r) => r.with / r.without)).toFixed(3));
-            result.medianCpuMicros[kind] = [median(rows.map((r) => r.withCpuMicros)), median(rows.map((r) => r.withoutCpuMicros))];
-          }
-          return result;
-        } finally {
-          await withoutServer.stop();
-        }
-      } finally {
-        await withServer.stop();
-      }
-    }),
-  );
+          result[kind].push(row);
+          options.log(
+            `hardening A/B ${kind === 'oneToOne' ? '1:1' : 'group'} slice ${index + 1}: ${row.with} vs ${row.without} sends/s ` +
+              `(${(row.with / row.without).toFixed(3)}), server CPU per send ${row.withCpuMicros} / ${row.withoutCpuMicros} µs`,
+          );
+        },
+      });
+      const rows = result[kind];
+      result.medianRatio[kind] = Number(median(rows.map((r) => r.with / r.without)).toFixed(3));
+      result.medianCpuMicros[kind] = [median(rows.map((r) => r.withCpuMicros)), median(rows.map((r) => r.withoutCpuMicros))];
+    }
+    return result;
+  });
 }
 
 export function describeHardening(result: HardeningAbResult): string {

@@ -19,10 +19,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { runLoad, type LoadResult } from './lib/load.js';
+import type { LoadResult } from './lib/load.js';
 import { postgresDatabases } from './lib/postgres.js';
-import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
-import { sendScenarios } from './lib/send-load.js';
+import { withServerPair, type PairServer } from './lib/server-pair.js';
 import { median, takeTurns } from './lib/side-by-side.js';
 
 export interface ModerationSlice {
@@ -76,21 +75,10 @@ interface Options {
   log: (line: string) => void;
 }
 
-type Info = { port: number; appId: string; apiKey: string; chatGroups: number };
-type Server = Awaited<ReturnType<typeof startServerProcess<Info>>>;
-
-function target(options: Options, server: Server) {
-  return { base: `http://127.0.0.1:${server.info.port}`, headers: { appid: server.info.appId, apikey: server.info.apiKey }, users: options.users, chatGroups: server.info.chatGroups };
-}
-
-function scenarios(options: Options, server: Server) {
-  const cpu = { server: server.cpuMeter, postgres: postgresCpuMeter };
-  return sendScenarios(target(options, server), (load) => runLoad({ ...load, cpu }), options.connections, options.sliceSeconds);
-}
-
 /** One send as the load sends it (seed-0 to seed-1): its data.moderation.status, or null when it has none. */
-async function probeSend(options: Options, server: Server): Promise<string | null> {
-  const { base, headers } = target(options, server);
+async function probeSend(server: PairServer): Promise<string | null> {
+  const base = `http://127.0.0.1:${server.info.port}`;
+  const headers = { appid: server.info.appId, apikey: server.info.apiKey };
   const response = await fetch(`${base}/v3/messages`, {
     method: 'POST',
     headers: { ...headers, onbehalfof: 'seed-0', 'content-type': 'application/json' },
@@ -115,86 +103,64 @@ async function countMessages(url: string): Promise<{ messages: number; held: num
 }
 
 export async function moderationAB(options: Options): Promise<ModerationAbResult> {
-  const start = (url: string, moderated: boolean) =>
-    startServerProcess<Info>('parley-server.ts', {
-      BENCH_ENGINE: 'postgres',
-      DATABASE_URL: url,
-      BENCH_USERS: String(options.users),
-      BENCH_HISTORY: '',
-      BENCH_MODERATION: moderated ? options.moderation : '',
-    });
-  return options.withPostgresDatabase((withUrl) =>
-    options.withPostgresDatabase(async (withoutUrl) => {
-      const withServer = await start(withUrl, true);
-      try {
-        const withoutServer = await start(withoutUrl, false);
-        try {
-          // The first send of the moderated app also compiles its rules (then kept by the server).
-          const probe = { with: await probeSend(options, withServer), without: await probeSend(options, withoutServer) };
-          options.log(`moderation A/B probe send: data.moderation.status ${probe.with ?? 'absent'} with ${options.moderation}, ${probe.without ?? 'absent'} without`);
-          if (options.moderation && probe.with !== 'approved') throw new Error(`the moderated server's probe send was not approved (${probe.with}): the A/B would not measure an approved send`);
-          const a = scenarios(options, withServer);
-          const b = scenarios(options, withoutServer);
-          const zero = (): Pair => [0, 0];
-          const result: ModerationAbResult = {
-            moderation: options.moderation,
-            connections: options.connections,
-            sliceSeconds: options.sliceSeconds,
-            oneToOne: [],
-            group: [],
-            medianRatio: { oneToOne: 0, group: 0 },
-            medianRequestsPerSecond: { oneToOne: zero(), group: zero() },
-            medianCpuMicros: { oneToOne: zero(), group: zero() },
-            cpuRatio: { oneToOne: 0, group: 0 },
-            medianPostgresCpuMicros: { oneToOne: zero(), group: zero() },
-            probe,
-            check: { messages: 0, held: 0, approvedEvents: 0, failedRequests: 0 },
+  return withServerPair(options, { with: { BENCH_MODERATION: options.moderation }, without: { BENCH_MODERATION: '' } }, async (pair) => {
+    // The first send of the moderated app also compiles its rules (then kept by the server).
+    const probe = { with: await probeSend(pair.with.server), without: await probeSend(pair.without.server) };
+    options.log(`moderation A/B probe send: data.moderation.status ${probe.with ?? 'absent'} with ${options.moderation}, ${probe.without ?? 'absent'} without`);
+    if (options.moderation && probe.with !== 'approved') throw new Error(`the moderated server's probe send was not approved (${probe.with}): the A/B would not measure an approved send`);
+    const zero = (): Pair => [0, 0];
+    const result: ModerationAbResult = {
+      moderation: options.moderation,
+      connections: options.connections,
+      sliceSeconds: options.sliceSeconds,
+      oneToOne: [],
+      group: [],
+      medianRatio: { oneToOne: 0, group: 0 },
+      medianRequestsPerSecond: { oneToOne: zero(), group: zero() },
+      medianCpuMicros: { oneToOne: zero(), group: zero() },
+      cpuRatio: { oneToOne: 0, group: 0 },
+      medianPostgresCpuMicros: { oneToOne: zero(), group: zero() },
+      probe,
+      check: { messages: 0, held: 0, approvedEvents: 0, failedRequests: 0 },
+    };
+    const failed = (r: LoadResult) => r.errors + r.non2xx;
+    for (const kind of ['oneToOne', 'group'] as const) {
+      await takeTurns({
+        slices: options.slices,
+        a: pair.with.scenarios[kind],
+        b: pair.without.scenarios[kind],
+        onSlice: (index, { a: w, b: wo }) => {
+          const row: ModerationSlice = {
+            with: w.requestsPerSecond,
+            without: wo.requestsPerSecond,
+            withCpuMicros: w.cpuMicrosPerRequest?.server ?? 0,
+            withoutCpuMicros: wo.cpuMicrosPerRequest?.server ?? 0,
+            withPostgresCpuMicros: w.cpuMicrosPerRequest?.postgres ?? 0,
+            withoutPostgresCpuMicros: wo.cpuMicrosPerRequest?.postgres ?? 0,
+            withP99Ms: w.p99Ms,
+            withoutP99Ms: wo.p99Ms,
           };
-          const failed = (r: LoadResult) => r.errors + r.non2xx;
-          for (const kind of ['oneToOne', 'group'] as const) {
-            await takeTurns({
-              slices: options.slices,
-              a: a[kind],
-              b: b[kind],
-              onSlice: (index, { a: w, b: wo }) => {
-                const row: ModerationSlice = {
-                  with: w.requestsPerSecond,
-                  without: wo.requestsPerSecond,
-                  withCpuMicros: w.cpuMicrosPerRequest?.server ?? 0,
-                  withoutCpuMicros: wo.cpuMicrosPerRequest?.server ?? 0,
-                  withPostgresCpuMicros: w.cpuMicrosPerRequest?.postgres ?? 0,
-                  withoutPostgresCpuMicros: wo.cpuMicrosPerRequest?.postgres ?? 0,
-                  withP99Ms: w.p99Ms,
-                  withoutP99Ms: wo.p99Ms,
-                };
-                result.check.failedRequests += failed(w) + failed(wo);
-                result[kind].push(row);
-                const flags = failed(w) + failed(wo) > 0 ? `  (${failed(w)} / ${failed(wo)} errors or non-2xx)` : '';
-                options.log(
-                  `moderation A/B ${kind === 'oneToOne' ? '1:1' : 'group'} slice ${index + 1}: ${row.with} vs ${row.without} sends/s ` +
-                    `(${(row.with / row.without).toFixed(3)}), CPU per send: server ${row.withCpuMicros} / ${row.withoutCpuMicros} µs, ` +
-                    `postgres ${row.withPostgresCpuMicros} / ${row.withoutPostgresCpuMicros} µs; p99 ${row.withP99Ms} / ${row.withoutP99Ms} ms${flags}`,
-                );
-              },
-            });
-            const rows = result[kind];
-            const pair = (pick: (r: ModerationSlice) => Pair): Pair => [median(rows.map((r) => pick(r)[0])), median(rows.map((r) => pick(r)[1]))];
-            result.medianRatio[kind] = Number(median(rows.map((r) => r.with / r.without)).toFixed(3));
-            result.medianRequestsPerSecond[kind] = pair((r) => [r.with, r.without]);
-            result.medianCpuMicros[kind] = pair((r) => [r.withCpuMicros, r.withoutCpuMicros]);
-            result.cpuRatio[kind] = Number((result.medianCpuMicros[kind][0] / result.medianCpuMicros[kind][1]).toFixed(3));
-            result.medianPostgresCpuMicros[kind] = pair((r) => [r.withPostgresCpuMicros, r.withoutPostgresCpuMicros]);
-          }
-          result.check = { ...(await countMessages(withUrl)), failedRequests: result.check.failedRequests };
-          return result;
-        } finally {
-          await withoutServer.stop();
-        }
-      } finally {
-        await withServer.stop();
-      }
-    }),
-  );
+          result.check.failedRequests += failed(w) + failed(wo);
+          result[kind].push(row);
+          const flags = failed(w) + failed(wo) > 0 ? `  (${failed(w)} / ${failed(wo)} errors or non-2xx)` : '';
+          options.log(
+            `moderation A/B ${kind === 'oneToOne' ? '1:1' : 'group'} slice ${index + 1}: ${row.with} vs ${row.without} sends/s ` +
+              `(${(row.with / row.without).toFixed(3)}), CPU per send: server ${row.withCpuMicros} / ${row.withoutCpuMicros} µs, ` +
+              `postgres ${row.withPostgresCpuMicros} / ${row.withoutPostgresCpuMicros} µs; p99 ${row.withP99Ms} / ${row.withoutP99Ms} ms${flags}`,
+          );
+        },
+      });
+      const rows = result[kind];
+      const medians = (pick: (r: ModerationSlice) => Pair): Pair => [median(rows.map((r) => pick(r)[0])), median(rows.map((r) => pick(r)[1]))];
+      result.medianRatio[kind] = Number(median(rows.map((r) => r.with / r.without)).toFixed(3));
+      result.medianRequestsPerSecond[kind] = medians((r) => [r.with, r.without]);
+      result.medianCpuMicros[kind] = medians((r) => [r.withCpuMicros, r.withoutCpuMicros]);
+      result.cpuRatio[kind] = Number((result.medianCpuMicros[kind][0] / result.medianCpuMicros[kind][1]).toFixed(3));
+      result.medianPostgresCpuMicros[kind] = medians((r) => [r.withPostgresCpuMicros, r.withoutPostgresCpuMicros]);
+    }
+    result.check = { ...(await countMessages(pair.with.url)), failedRequests: result.check.failedRequests };
+    return result;
+  });
 }
 
 export function describeModeration(result: ModerationAbResult): string {
