@@ -39,6 +39,8 @@ export interface BuildAppOptions {
   without?: { edgeChecks?: true; rateLimits?: true };
   /** The event feed's polling (tests of its wake-ups; see createServices). */
   eventFeedPace?: { pollMs: number; idlePollMs: number };
+  /** The key provider secrets are sealed with (see loadSecretKey); a new one per process when absent. */
+  secretKey?: Buffer;
 }
 
 /** Rate limits: production's for the classes not given (PARLEY_RATE_LIMITS); counted in memory without a Redis URL. */
@@ -89,6 +91,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     webhookTimeoutMs: options.config.webhookTimeoutMs,
     webhookRetry: options.config.webhookRetry,
     ...(options.eventFeedPace ? { eventFeedPace: options.eventFeedPace } : {}),
+    ...(options.secretKey ? { secretKey: options.secretKey } : {}),
   });
   app.addHook('onClose', async () => {
     await services.webhookDispatcher.stop();

@@ -53,6 +53,11 @@ export interface Config {
   webhookTimeoutMs: number;
   /** When failed deliveries are retried (PARLEY_WEBHOOK_RETRY_DELAYS, PARLEY_WEBHOOK_RETRY_HORIZON_HOURS). */
   webhookRetry: RetrySchedule;
+  /**
+   * The deployment's key for provider secrets at rest (PARLEY_SECRET_KEY, at least 32
+   * characters); when absent, one is made in the data dir (docs/notifications.md).
+   */
+  secretKey: string | undefined;
 }
 
 export interface DatabaseTimeouts {
@@ -121,6 +126,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     eventRetentionMs: intVar(env, 'PARLEY_EVENT_RETENTION_DAYS', DEFAULT_EVENT_RETENTION_MS / DAY_MS, 1, 3650) * DAY_MS,
     webhookTimeoutMs: intVar(env, 'PARLEY_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 100, 60_000),
     webhookRetry: retryScheduleVar(env),
+    secretKey: env.PARLEY_SECRET_KEY || undefined,
   };
   const merged = { ...config, ...definedOnly(overrides) };
   if (overrides.region !== undefined) merged.region = regionVar(overrides.region);

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { DEFAULT_EVENT_RETENTION_MS, DEFAULT_IMPORT_MAX_RECORDS, DEFAULT_WEBHOOK_TIMEOUT_MS, type Config } from './config.js';
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from './domain/webhooks.js';
 import { WebhookDeliveriesRepository } from './repositories/webhook-deliveries.repository.js';
@@ -69,6 +70,9 @@ import { WebhooksService } from './services/webhooks.service.js';
 import { HeldMessagesRepository } from './repositories/message-store/held-messages.repository.js';
 import { BlockedMessagesRepository } from './repositories/moderation/blocked-messages.repository.js';
 import { createModeration } from './container-moderation.js';
+import { createNotifications } from './container-notifications.js';
+import { SecretBox } from './domain/secret-box.js';
+
 
 /** Rate limits: the deployment's, where requests are counted (memory unless given), and the clock. */
 export interface RateLimitOptions {
@@ -135,6 +139,8 @@ export function createServices(
     eventRetentionMs?: number;
     /** The event feed's polling (tests of its wake-ups): every pollMs while the log moves, idlePollMs once still. */
     eventFeedPace?: { pollMs: number; idlePollMs: number };
+    /** The key provider secrets are sealed with (see loadSecretKey); tests and tools get one of their own. */
+    secretKey?: Buffer;
   } = {},
 ) {
   const db = database.db;
@@ -288,6 +294,12 @@ export function createServices(
     history,
     events: repositories.events,
   });
+  // Notifications (docs/notifications.md): providers, users' preferences and tokens, the log.
+  const notifications = createNotifications(database, {
+    secrets: new SecretBox(options.secretKey ?? crypto.randomBytes(32)),
+    users,
+    allowPrivate: options.webhookAllowPrivate ?? false,
+  });
   const noteBulkWrite = (rows: number) => database.noteBulkWrite(rows);
   const maxRecords = options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS;
   const entities = new ImportedEntities({
@@ -355,7 +367,7 @@ export function createServices(
     // quickly: a slow endpoint holds only its smaller share (docs/webhooks.md).
     limits: DELIVERY_LIMITS,
   });
-  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, moderationLifecycle: moderation.lifecycle, ...moderation.services };
+  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, moderationLifecycle: moderation.lifecycle, ...moderation.services, ...notifications.services };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -10,6 +10,7 @@ import { migrate } from './db/migrate.js';
 import type { Logger, RequestContext } from './domain/context.js';
 import type { CreatedApp } from './services/apps.service.js';
 import type { CreatedManagementKey } from './services/management.service.js';
+import { loadSecretKey } from './secret-key.js';
 import { createSelfSignedCertificate, parleyCertificateNames } from './tls/self-signed.js';
 
 export function createLogger(config: Pick<Config, 'logLevel'>, destination: 1 | 2 = 1): PinoLogger {
@@ -102,9 +103,16 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
       log.warn('PARLEY_INSECURE_HTTP is set: serving plain HTTP. Use this only behind a TLS-terminating proxy.');
     }
     const tls = config.insecureHttp ? undefined : loadTls(config, log);
+    // Provider secrets at rest (docs/notifications.md): the deployment's key, or the data dir's.
+    const secret = loadSecretKey({ secretKey: config.secretKey, dataDir: config.dataDir });
+    if (secret.source === 'generated') log.info({ file: secret.file }, 'made a secret key for provider secrets; set PARLEY_SECRET_KEY on every node of a deployment');
+    if (secret.source !== 'environment' && config.databaseUrl) {
+      log.warn('PARLEY_SECRET_KEY is not set: provider secrets are sealed with this node’s own key, which other nodes do not have');
+    }
     const parley = await buildApp({
       config,
       database,
+      secretKey: secret.key,
       logger: undefined,
       loggerInstance: log,
       https: tls && { key: tls.key, cert: tls.cert },

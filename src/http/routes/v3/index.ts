@@ -14,6 +14,7 @@ import { groupsRoutes } from './groups.routes.js';
 import { messageEditsRoutes } from './message-edits.routes.js';
 import { moderationBlockedRoutes } from './moderation-blocked.routes.js';
 import { messagesRoutes } from './messages.routes.js';
+import { notificationsRoutes } from './notifications/index.js';
 import { moderationFlagsRoutes } from './moderation-flags.routes.js';
 import { moderationHookRoutes } from './moderation-hook.routes.js';
 import { moderationKeywordsRoutes } from './moderation-keywords.routes.js';
@@ -29,7 +30,7 @@ import { usersRoutes } from './users.routes.js';
  * The general API, `/v3`. Every route module is listed here, so the whole vendor surface can
  * be audited in one place against the specs (docs/compatibility.md lists what is not here).
  */
-export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes, rateLimitsRoutes, eventsRoutes, moderationFlagsRoutes, moderationRulesRoutes, moderationKeywordsRoutes, moderationBlockedRoutes, moderationHookRoutes];
+export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes, rateLimitsRoutes, eventsRoutes, moderationFlagsRoutes, moderationRulesRoutes, moderationKeywordsRoutes, moderationBlockedRoutes, moderationHookRoutes, notificationsRoutes];
 
 export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings; rateLimited?: boolean }> = async (app, options) => {
   installAuth(app, { apps: options.services.apps, management: options.services.management, tenancy: options.tenancy });
