@@ -94,7 +94,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     ...(options.secretKey ? { secretKey: options.secretKey } : {}),
   });
   app.addHook('onClose', async () => {
-    await services.webhookDispatcher.stop();
+    await services.eventDispatcher.stop();
     await services.eventFeed.stop();
   });
 

@@ -14,6 +14,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Connections in the PostgreSQL pool. */
   databasePoolSize: number;
+  /** Connections of the event log's consumers (webhooks, notifications), apart from the pool (PARLEY_DB_CONSUMER_POOL_SIZE). */
+  consumerPoolSize: number;
   region: Region;
   domain: string;
   tlsCertFile: string | undefined;
@@ -84,6 +86,9 @@ export const DEFAULT_IMPORT_CONCURRENCY = { perServer: 2, perApp: 2 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** Connections of the event log's consumers' own pool, on PostgreSQL (docs/events.md). */
+export const DEFAULT_CONSUMER_POOL_SIZE = 6;
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -98,6 +103,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dataDir: path.resolve(env.PARLEY_DATA_DIR || './data'),
     databaseUrl: env.DATABASE_URL || undefined,
     databasePoolSize: intVar(env, 'PARLEY_DB_POOL_SIZE', 20, 1, 1000),
+    consumerPoolSize: intVar(env, 'PARLEY_DB_CONSUMER_POOL_SIZE', DEFAULT_CONSUMER_POOL_SIZE, 1, 100),
     region: regionVar(env.PARLEY_REGION),
     domain: domainVar(env.PARLEY_DOMAIN),
     tlsCertFile: env.PARLEY_TLS_CERT || undefined,

@@ -4,7 +4,9 @@ import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from './domain/webhooks.js
 import { WebhookDeliveriesRepository } from './repositories/webhook-deliveries.repository.js';
 import { WebhookDeliveriesService } from './services/webhook-deliveries.service.js';
 import { TableStatistics } from './db/table-statistics.js';
-import { DELIVERY_LIMITS, WebhookDispatcher } from './services/webhook-dispatcher.js';
+import { DELIVERY_LIMITS, dispatcherLimits, webhookConsumerLimits } from './services/webhook-dispatcher.js';
+import { EventDispatcher } from './services/events/dispatcher.js';
+import { WebhooksConsumer } from './services/events/webhooks.consumer.js';
 import { WebhookSender } from './services/webhook-sender.js';
 import { PARLEY_VERSION } from './version.js';
 import { coalesced } from './db/batcher.js';
@@ -195,7 +197,10 @@ export function createServices(
     noteBulkWrite: (rows) => database.noteBulkWrite(rows),
   });
   const webhookRows = new WebhooksRepository(db);
+  // The webhooks' part of the event log's queue: its log read by requests, its queue moved by
+  // the dispatcher on the consumers' connections.
   const webhookDeliveries = new WebhookDeliveriesRepository(db);
+  const webhookQueue = new WebhookDeliveriesRepository(database.consumerDb);
   const webhooks = new WebhooksService({
     db,
     webhooks: webhookRows,
@@ -326,10 +331,12 @@ export function createServices(
   // log to this process's live streams and webhook delivery (polled every 25 ms while the log moves,
   // every 200 ms once it has been still for a second, and at once when woken: by this process's
   // answered writes, and on PostgreSQL by other processes' NOTIFY, at most one each per 100 ms).
-  const eventPayloads = new EventPayloads({ messages: repositories.messages, history, region: config.region });
+  const consumerDb = database.consumerDb;
+  const eventPayloads = new EventPayloads({ db: consumerDb, messages: repositories.messages, history, region: config.region });
   const listen = database.listen;
   const eventFeed = new EventFeed({
-    events: repositories.events,
+    // The feed reads the log on the consumers' connections.
+    events: new EventsRepository(consumerDb),
     payloads: eventPayloads,
     pollMs: options.eventFeedPace?.pollMs ?? 25,
     idlePollMs: options.eventFeedPace?.idlePollMs ?? 200,
@@ -344,14 +351,14 @@ export function createServices(
   // Stored texts for messages stored without one (parley messages backfill-texts).
   const messageTextBackfill = new MessageTextBackfill({ db, texts: repositories.messageTexts });
   const eventRetention = new EventRetention({ events: repositories.events, deliveries: webhookDeliveries, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
-  // Webhook delivery (docs/webhooks.md): the fan-out of the feed's events to deliveries, and
-  // their posting; the server starts it.
-  const webhookDispatcher = new WebhookDispatcher({
-    db,
-    deliveries: webhookDeliveries,
-    webhooks: webhookRows,
-    feed: eventFeed,
-    payloads: eventPayloads,
+  // The event log's consumers (docs/events.md, "Consumers"), delivered by one dispatcher on the
+  // consumers' own connections: the webhooks (docs/webhooks.md). 1,024 lanes at once per
+  // process; per webhook 128, or 512 while its endpoint answers quickly: a slow endpoint holds
+  // only its smaller share. Claims name a lock held on a session of this process's own, so a
+  // process that dies has its lanes taken over within a second or two.
+  const webhooksConsumer = new WebhooksConsumer({
+    deliveries: webhookQueue,
+    webhooks: new WebhooksRepository(consumerDb),
     sender: new WebhookSender({
       timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
       allowPrivate: options.webhookAllowPrivate ?? false,
@@ -360,14 +367,20 @@ export function createServices(
     }),
     retry: options.webhookRetry ?? DEFAULT_RETRY_SCHEDULE,
     timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+    limits: webhookConsumerLimits(DELIVERY_LIMITS),
+  });
+  const eventDispatcher = new EventDispatcher({
+    db: consumerDb,
+    holdLock: (key, log) => database.holdLock(key, log),
+    feed: eventFeed,
+    payloads: eventPayloads,
+    consumers: [webhooksConsumer],
+    limits: dispatcherLimits(DELIVERY_LIMITS),
     // The queue's tables analysed after its first 1,000 deliveries, then about each time they
     // double: their statements' plans need statistics, which autovacuum may not give in time.
-    statistics: new TableStatistics({ analyze: () => webhookDeliveries.analyze(), firstAfter: 1_000, what: 'ANALYZE of the webhook queue' }),
-    // 1,024 lanes at once per process; per webhook 128, or 512 while its endpoint answers
-    // quickly: a slow endpoint holds only its smaller share (docs/webhooks.md).
-    limits: DELIVERY_LIMITS,
+    statistics: new TableStatistics({ analyze: () => webhookQueue.analyze(), firstAfter: 1_000, what: 'ANALYZE of the event queue' }),
   });
-  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, webhookDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, moderationLifecycle: moderation.lifecycle, ...moderation.services, ...notifications.services };
+  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, eventDispatcher, /** The event dispatcher, by the name it had while webhooks were its one consumer. */ webhookDispatcher: eventDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, moderationLifecycle: moderation.lifecycle, ...moderation.services, ...notifications.services };
 }
 
 export type Services = ReturnType<typeof createServices>;

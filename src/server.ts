@@ -20,7 +20,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination: 1 | 
 /** Opens the configured database (PostgreSQL, or the embedded one in the data dir) and migrates it. */
 export async function openMigratedDatabase(config: Config, log: Logger): Promise<Database> {
   const database = config.databaseUrl
-    ? await openDatabase({ engine: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize, timeouts: config.dbTimeouts, log })
+    ? await openDatabase({ engine: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize, consumerPoolSize: config.consumerPoolSize, timeouts: config.dbTimeouts, log })
     : await openDatabase({ engine: 'pglite', dataDir: config.dataDir, timeouts: config.dbTimeouts, log });
   try {
     await migrate(database, log);
@@ -123,8 +123,8 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
     await parley.app.listen({ port: config.port, host: config.host });
     // The event log's retention (docs/events.md).
     parley.services.eventRetention.start(EVENT_CLEANUP_INTERVAL_MS, log);
-    // Webhook delivery (docs/webhooks.md).
-    parley.services.webhookDispatcher.start(log);
+    // The event log's consumers: webhook delivery (docs/events.md, docs/webhooks.md).
+    await parley.services.eventDispatcher.start(log);
     // Other nodes' moderation changes (docs/moderation.md), heard on PostgreSQL.
     await parley.services.moderationLifecycle.start(log);
     const port = (parley.app.server.address() as AddressInfo).port;
@@ -152,7 +152,7 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
             if (!(await parley.drained(Math.max(0, deadline - Date.now())))) log.warn('requests still running after the grace period');
           } finally {
             await parley.services.eventRetention.stop();
-            await parley.services.webhookDispatcher.stop();
+            await parley.services.eventDispatcher.stop();
             await parley.services.moderationLifecycle.stop();
             if (!(await within(database.close(), DATABASE_CLOSE_MS))) log.warn('the database did not close in time');
           }

@@ -3,11 +3,12 @@ import path from 'node:path';
 import { PGlite, types } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql, type PostgresPool } from 'kysely';
 import pg from 'pg';
-import { DEFAULT_DB_TIMEOUTS, type DatabaseTimeouts } from '../config.js';
+import { DEFAULT_CONSUMER_POOL_SIZE, DEFAULT_DB_TIMEOUTS, type DatabaseTimeouts } from '../config.js';
 import type { Logger } from '../domain/context.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { acquireTimeout, translateDriverError, unavailable } from './driver-errors.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { embeddedSessionLock, holdSessionLock, type SessionLock } from './session-lock.js';
 import { TableStatistics } from './table-statistics.js';
 import { parseTimestamptz } from './timestamps.js';
 import type { DB } from './schema.js';
@@ -34,11 +35,23 @@ export interface Database {
    * process's alone: nothing else commits to it.)
    */
   listen?(channel: string, onNotify: () => void, log: Logger): Promise<() => Promise<void>>;
+  /**
+   * Where the event log's consumers read and write (docs/events.md): on PostgreSQL a small pool
+   * of their own, so requests holding every connection of `db` do not stop them; `db` itself on
+   * the embedded database (one connection).
+   */
+  readonly consumerDb: Kysely<DB>;
+  /**
+   * Holds the session-level advisory lock `key` while this process lives (see SessionLock): on
+   * PostgreSQL on a connection of its own, taken again after a loss; on the embedded database on
+   * its one connection. Answers the lock, to ask whether it is held and to let it go.
+   */
+  holdLock(key: bigint, log: Logger): Promise<SessionLock>;
   close(): Promise<void>;
 }
 
 export type DatabaseOptions =
-  | { engine: 'postgres'; url: string; poolSize?: number; timeouts?: DatabaseTimeouts; log: Logger }
+  | { engine: 'postgres'; url: string; poolSize?: number; consumerPoolSize?: number; timeouts?: DatabaseTimeouts; log: Logger }
   | {
       engine: 'pglite';
       /** Only acquireMs applies: the embedded database runs one statement at a time, in this process. */
@@ -60,11 +73,42 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return options.engine === 'postgres' ? openPostgres(options) : openPGlite(options);
 }
 
-async function openPostgres(options: { url: string; poolSize?: number; timeouts?: DatabaseTimeouts; log: Logger }): Promise<Database> {
+async function openPostgres(options: { url: string; poolSize?: number; consumerPoolSize?: number; timeouts?: DatabaseTimeouts; log: Logger }): Promise<Database> {
   const timeouts = options.timeouts ?? DEFAULT_DB_TIMEOUTS;
+  const db = postgresKysely(options.url, options.poolSize ?? 20, timeouts, options.log);
+  // The event log's consumers read and write through a small pool of their own, so that they
+  // keep moving while requests hold every connection of the main one (docs/events.md).
+  const consumerDb = postgresKysely(options.url, options.consumerPoolSize ?? DEFAULT_CONSUMER_POOL_SIZE, timeouts, options.log);
+  try {
+    await sql`select 1`.execute(db);
+  } catch (error) {
+    await db.destroy();
+    await consumerDb.destroy();
+    throw new Error(`Cannot connect to PostgreSQL at ${redactUrl(options.url)}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  return {
+    engine: 'postgres',
+    db,
+    consumerDb,
+    listen: (channel, onNotify, log) => listenTo(options.url, channel, onNotify, log),
+    holdLock: (key, log) => holdSessionLock(options.url, key, log),
+    noteBulkWrite() {},
+    async vacuumAnalyze() {
+      await sql`vacuum analyze`.execute(db);
+    },
+    async close() {
+      await consumerDb.destroy();
+      await db.destroy();
+    },
+  };
+}
+
+function postgresKysely(url: string, max: number, timeouts: DatabaseTimeouts, log: Logger): Kysely<DB> {
   const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.poolSize ?? 20,
+    connectionString: url,
+    max,
     // A request waits at most this long for a connection (then 503), and no statement or
     // transaction left open can hold locks and connections for ever (docs/timeouts.md).
     connectionTimeoutMillis: timeouts.acquireMs,
@@ -83,28 +127,8 @@ async function openPostgres(options: { url: string; poolSize?: number; timeouts?
     },
   });
   // An idle client that loses its server emits 'error'; without a listener that kills the process.
-  pool.on('error', (error) => options.log.warn({ err: error }, 'idle PostgreSQL client failed'));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool, timeouts.acquireMs, options.log) }) });
-  try {
-    await sql`select 1`.execute(db);
-  } catch (error) {
-    await db.destroy();
-    throw new Error(`Cannot connect to PostgreSQL at ${redactUrl(options.url)}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  return {
-    engine: 'postgres',
-    db,
-    listen: (channel, onNotify, log) => listenTo(options.url, channel, onNotify, log),
-    noteBulkWrite() {},
-    async vacuumAnalyze() {
-      await sql`vacuum analyze`.execute(db);
-    },
-    async close() {
-      await db.destroy();
-    },
-  };
+  pool.on('error', (error) => log.warn({ err: error }, 'idle PostgreSQL client failed'));
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool, timeouts.acquireMs, log) }) });
 }
 
 /** How long a lost LISTEN connection waits before its first try to connect again; each failed try doubles it. */
@@ -266,6 +290,8 @@ async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; timeo
   return {
     engine: 'pglite',
     db,
+    consumerDb: db,
+    holdLock: (key) => embeddedSessionLock(db, key),
     noteBulkWrite(rows: number) {
       afterBulkWrites.noteWritten(rows, options.log);
     },

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { ModerationRulesTable, ModerationRuleRevisionsTable, ModerationKeywordListsTable, ModerationDeletedDefaultsTable, ModerationVersionsTable, ModerationHooksTable, ModerationBlockedMessagesTable, ModerationReasonsTable, ModerationFlaggedMessagesTable, ModerationFlagsTable } from './moderation-tables.js';
+export type { EventCursorsTable, EventDeliveriesTable, EventLanesTable, EventDeliveryAttemptsTable } from './event-consumer-tables.js';
 export type { ModerationRulesTable, ModerationRuleRevisionsTable, ModerationKeywordListsTable, ModerationDeletedDefaultsTable, ModerationVersionsTable, ModerationHooksTable, ModerationBlockedMessagesTable, ModerationReasonsTable, ModerationFlaggedMessagesTable, ModerationFlagsTable } from './moderation-tables.js';
 
 /** A timestamp column: read as Date, written as Date (or left to its default). */
@@ -328,47 +329,12 @@ export interface WebhooksTable {
   previous_secret_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
-/** Where the webhook fan-out stands in an app's event log (migration 0015, docs/webhooks.md). */
-export interface WebhookCursorsTable {
-  app_id: string;
-  event_id: string;
-}
-
-/** One delivery of one event to one webhook (migration 0015). */
-export interface WebhookDeliveriesTable {
-  app_id: string;
-  id: Generated<string>;
-  webhook_id: string;
-  event_id: string;
-  trigger: string;
-  lane: string;
-  status: ColumnType<'pending' | 'delivered' | 'failed', 'pending' | 'delivered' | 'failed' | undefined, 'pending' | 'delivered' | 'failed'>;
-  attempts: Generated<number>;
-  first_attempt_at: Date | null;
-  last_attempt_at: Date | null;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: Generated<Date>;
-}
-
-/** A webhook's conversation with pending deliveries (migration 0015). */
-export interface WebhookLanesTable {
-  app_id: string;
-  webhook_id: string;
-  lane: string;
-  next_attempt_at: Date | null;
-  claim: string | null;
-}
-
 // The management API's tables, merged into DB (TypeScript merges the two declarations).
 export interface DB {
   management_keys: ManagementKeysTable;
   app_deletions: AppDeletionsTable;
   app_settings: AppSettingsTable;
   webhooks: WebhooksTable;
-  webhook_cursors: WebhookCursorsTable;
-  webhook_deliveries: WebhookDeliveriesTable;
-  webhook_lanes: WebhookLanesTable;
 }
 
 // Moderation's tables (moderation-tables.ts, migration 0018), merged into DB.

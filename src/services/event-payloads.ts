@@ -1,3 +1,4 @@
+import type { Executor } from '../db/transaction.js';
 import { silentLogger } from '../domain/context.js';
 import { MODERATION_TRIGGERS } from '../domain/events.js';
 import type { EventRow } from '../repositories/events.repository.js';
@@ -23,7 +24,13 @@ export interface RenderedEvent {
  */
 export class EventPayloads {
   constructor(
-    private readonly deps: { messages: MessagesRepository; history: MessageHistoryService; region: string },
+    private readonly deps: {
+      /** Where its reads run (the consumers' connections). */
+      db: Executor;
+      messages: MessagesRepository;
+      history: MessageHistoryService;
+      region: string;
+    },
   ) {}
 
   /** The payloads of these events (of any apps), in their order. */
@@ -41,12 +48,12 @@ export class EventPayloads {
     const shown = new Set<string>();
     for (const [appId, ids] of idsByApp) {
       const ctx = { appId, requestId: 'events', log: silentLogger };
-      const visible = await this.deps.messages.getManyVisible(appId, [...ids.shown], undefined);
+      const visible = await this.deps.messages.getManyVisible(appId, [...ids.shown], undefined, this.deps.db);
       const read = new Set(visible.map((row) => String(row.id)));
       for (const id of read) shown.add(`${appId}\u0000${id}`);
-      const others = await this.deps.messages.getMany(appId, [...ids.any].filter((id) => !read.has(id)));
+      const others = await this.deps.messages.getMany(appId, [...ids.any].filter((id) => !read.has(id)), this.deps.db);
       const rows = [...visible, ...others];
-      const messages = await this.deps.history.render(ctx, rows, { withTags: true });
+      const messages = await this.deps.history.render(ctx, rows, { withTags: true }, this.deps.db);
       messages.forEach((message, n) => rendered.set(`${appId}\u0000${rows[n]!.id}`, message));
     }
     const out: RenderedEvent[] = [];

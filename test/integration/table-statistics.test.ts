@@ -1,5 +1,5 @@
 /**
- * The webhook queue's statistics (db/table-statistics.ts): analysed after its first rows
+ * The event queue's statistics (db/table-statistics.ts): analysed after its first rows
  * and then about each time it doubles, on a real database of each engine, so that its
  * statements are planned from statistics even where autovacuum is off or absent.
  */
@@ -30,13 +30,13 @@ async function addDeliveries(n: number): Promise<void> {
       insert into events (app_id, trigger, conversation_id, data)
       select 'stats-app', 'message_sent', 'c' || i, '{}'::json from generate_series(1, ${n}::int) as i
       returning id, trigger, conversation_id)
-    insert into webhook_deliveries (app_id, webhook_id, event_id, trigger, lane)
-    select 'stats-app', 'hook', id, trigger, conversation_id from made`.execute(t.database.db);
+    insert into event_deliveries (app_id, consumer, target, event_id, trigger, lane)
+    select 'stats-app', 'webhooks', 'hook', id, trigger, conversation_id from made`.execute(t.database.db);
 }
 
 /** Whether the planner has column statistics of the deliveries table. */
 async function hasStatistics(): Promise<boolean> {
-  const rows = await sql<{ n: number }>`select count(*)::int as n from pg_stats where tablename = 'webhook_deliveries'`.execute(t.database.db);
+  const rows = await sql<{ n: number }>`select count(*)::int as n from pg_stats where tablename = 'event_deliveries'`.execute(t.database.db);
   return rows.rows[0]!.n > 0;
 }
 
