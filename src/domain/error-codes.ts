@@ -98,6 +98,12 @@ export const ERROR_CATALOGUE = {
   ERR_MODERATION_HOOK_NOT_FOUND: { status: 404, message: 'The app has no moderation hook.' },
   ERR_MESSAGE_HELD: { status: 403, message: 'The message {id} is held for moderation review: it cannot be {action} until it is approved.' },
 
+  // Notifications (docs/notifications.md): a provider the app has not saved (Twilio, SendGrid, a custom provider).
+  ERR_NOTIFICATION_PROVIDER_NOT_FOUND: { status: 404, message: 'The app has no {provider}: save one first (POST).' },
+  // FCM and APNs providers: several per app, each named by its providerId.
+  ERR_PUSH_PROVIDER_NOT_FOUND: { status: 404, message: 'The {kind} provider {providerId} does not exist.' },
+  ERR_PUSH_PROVIDER_ALREADY_EXISTS: { status: 400, message: 'The {kind} provider {providerId} already exists.' },
+
   // Data import (NOTES §4): a body whose wrapper or record keys are malformed, and a joinedAt out of range.
   ERR_IMPORT_INVALID_USER_FORMAT: { status: 400, message: 'The body must be {"users": {"<uid>": {...}}}, each key equal to its record\'s uid: {problem}.' },
   ERR_IMPORT_INVALID_GROUP_FORMAT: { status: 400, message: 'The body must be {"groups": {"<guid>": {...}}}, each key equal to its record\'s guid: {problem}.' },

@@ -5,6 +5,7 @@
  * by parameter name. A parameter missing from them is a problem the tests report, naming the
  * operation and the parameter: a new route or field is never skipped silently.
  */
+import crypto from 'node:crypto';
 import Fastify from 'fastify';
 import type { ApiKeyScope } from '../../src/domain/context.js';
 import { dataImportRoutes } from '../../src/http/routes/data-import/index.js';
@@ -22,8 +23,14 @@ export type Kind =
   | 'keywordReference'
   /** A message one of A's rules held for review (the moderation queue names it). */
   | 'heldMessage'
+  /** One of A's FCM providers, one of its APNs providers (named by their providerId). */
+  | 'fcmProvider' | 'apnsProvider'
+  /** A conversation a user mutes: a 1:1 (named by one of A's users) or A's group. */
+  | 'mutedConversation'
   /** A user that only A has (no twin): a list of users names it after a user a twin shares. */
-  | 'loner';
+  | 'loner'
+  /** A device's push token registered for u1 (its value carries the tenant's marker, so a twin's differs). */
+  | 'pushToken';
 
 type Rule =
   /** Names an entity of this kind. */
@@ -62,6 +69,8 @@ export const PATH_RULES: Record<string, Rule> = {
   uid: kind('user'), guid: kind('group'), role: kind('role'), id: kind('message'), apiKey: kind('apiKey'),
   authToken: kind('authToken'), conversationId: kind('conversation'), reaction: kind('reaction'),
   ruleId: kind('moderationRule'), keywordId: kind('keywordList'),
+  // Notifications: a device's push token.
+  pushToken: kind('pushToken'),
   // Catalogue names (the same for every app), not data of an app.
   permission: plain('sendMessage'), scope: plain(),
 };
@@ -71,6 +80,15 @@ export const QUERY_RULES: Record<string, Rule> = {
   searchKey: kind('search'), role: kind('role'), roles: kind('role'), tags: kind('tag'), userTags: kind('tag'),
   groupTags: kind('tag'), sender: kind('user'), mentionedUids: kind('user'), conversationId: kind('conversation'),
   id: kind('message'), reasonId: kind('reason'),
+  // Notifications: the user whose preferences, mutes or time zone these are (required: filled in as a path parameter is).
+  uid: kind('user'),
+  // Notifications: push tokens are listed through an auth token; the log's filters.
+  authToken: kind('authToken'), messageId: kind('message'), receiver: kind('receiver'), member: kind('user'),
+  reactionSender: kind('user'), reactionReceiver: kind('user'),
+  ...Object.fromEntries(
+    ['all', 'reactionId', 'from', 'to', 'messageCategory', 'messageType', 'trigger', 'channel', 'provider', 'notificationTriggered',
+      'reason', 'success', 'logId'].map((name) => [name, plain()]),
+  ),
   ...Object.fromEntries(
     ['searchIn', 'status', 'count', 'perPage', 'page', 'withTags', 'onlyDeactivated', 'withDeactivated', 'scope', 'sortBy',
       'sortOrder', 'affix', 'updatedAt', 'type', 'types', 'hasJoined', 'scopes', 'direction', 'limit', 'sentAt', 'fromTimestamp',
@@ -83,6 +101,11 @@ export const QUERY_RULES: Record<string, Rule> = {
 };
 
 const now = Math.floor(Date.now() / 1000);
+/** B's push provider keys (an RSA key for FCM's service account, an EC P-256 .p8 key for APNs). */
+const B_KEYS = {
+  rsa: crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  p8: crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+};
 let muids = 0;
 
 export const BODY_RULES: Record<string, Rule> = {
@@ -121,6 +144,25 @@ export const BODY_RULES: Record<string, Rule> = {
   reasonId: kind('reason'),
   conditions: { kind: 'keywordReference', minimal: [{ operand: 'text', category: 'word', operator: 'contains', value: ['b-word'] }] },
   action: plain(['blockMessage']), searchTerms: plain(['b-term']), url: plain('https://hooks.example.com/b'),
+  // Notifications: push tokens are registered and unregistered through an auth token; the device's token, provider and time zone are B's own.
+  authToken: kind('authToken'),
+  ...Object.fromEntries(['providerId', 'fcmToken', 'deviceToken', 'voipToken', 'timezone'].map((name) => [name, plain()])),
+  // Notifications: the SMS, e-mail and custom providers' fields name nothing of an app's: B's own, valid values (B's saves succeed).
+  twilioAccountSID: plain(`AC${'b'.repeat(32)}`), twilioAuthToken: plain('b'.repeat(32)), twilioSenderPhoneNumber: plain('+15005550006'),
+  sendGridApiKey: plain('SG.made-in-b.0123456789abcdef'), sendGridTemplateID: plain(`d-${'b'.repeat(32)}`), sendGridUnsubscribeGroupID: plain('12345'),
+  senderName: plain('Made in B'), senderEmail: plain('noreply@b.example.com'), webhookURL: plain('https://hooks.example.com/b'),
+  basicAuthUsername: plain('b-user'), basicAuthPassword: plain('b-password'),
+  ...Object.fromEntries(['isEnabled', 'allowEmailReplies', 'senderEmailForReplies', 'useBasicAuth', 'useStoredPhNo', 'useStoredEmailID'].map((name) => [name, plain()])),
+  // Notifications: the FCM and APNs providers' fields name nothing of an app's (their providerId in
+  // a body is plain above: add and update share a path, and B may add its own with A's id). B's
+  // own valid credentials, with keys made here, so B's adds succeed.
+  serviceAccountCreds: plain({ type: 'service_account', project_id: 'made-in-b', client_email: 'push@made-in-b.iam.gserviceaccount.com', private_key: B_KEYS.rsa }),
+  keyId: plain('BKEY000001'), teamId: plain('BTEAM00001'), bundleId: plain('com.example.madeinb'), p8Key: plain(B_KEYS.p8),
+  ...Object.fromEntries(['serviceAccountFilename', 'notificationInPayload', 'p8KeyFilename', 'includeContentAvailable', 'includeMutableContent', 'productionMode'].map((name) => [name, plain()])),
+  // Notifications: who is notified and when. The conversations a user mutes or unmutes name A's users and group; the app's
+  // settings, a user's preferences and contact details are B's own values.
+  conversations: kind('mutedConversation'),
+  ...Object.fromEntries(['preferences', 'sound', 'templates', 'groupPreferences', 'oneOnOnePreferences', 'mutePreferences', 'usePrivacyTemplate', 'email', 'phno'].map((name) => [name, plain()])),
   // Optional in review-blocked-message, but without it (or reviewed) the request is malformed.
   status: { plain: true, example: 'approved', always: true },
   ...Object.fromEntries(['remark', 'enabled', 'filters', 'reviewed', 'timeoutMs', 'onFailure', 'rotateSecret'].map((name) => [name, plain()])),
@@ -140,6 +182,15 @@ export const ROUTE_RULES: Record<string, { path?: Record<string, Rule>; body?: R
   // Optional, but without it (or description) the request is malformed.
   '/v3/moderation/reasons/{id}': { path: { id: kind('reason') }, body: { name: { plain: true, example: 'Made in B', always: true } } },
   '/v3/moderation/blocked-messages/{id}': { path: { id: kind('heldMessage') } },
+  '/v3/notifications/push/v1/providers/fcm/{providerId}': { path: { providerId: kind('fcmProvider') } },
+  '/v3/notifications/push/v1/providers/fcm/default/{providerId}': { path: { providerId: kind('fcmProvider') } },
+  '/v3/notifications/push/v1/providers/apns/{providerId}': { path: { providerId: kind('apnsProvider') } },
+  '/v3/notifications/push/v1/providers/apns/default/{providerId}': { path: { providerId: kind('apnsProvider') } },
+  // Optional, but the platform sent (fcm_android, its enum's first) takes its token in fcmToken.
+  '/v3/notifications/push/v1/tokens': { body: { fcmToken: { plain: true, example: 'b-device-token', always: true } } },
+  // A time zone B may set; contact details need a field (either).
+  '/v3/notifications/v1/preferences/timezone': { body: { timezone: plain('Asia/Tokyo') } },
+  '/v3/notifications/v1/contact-details': { body: { email: { plain: true, example: 'b@example.com', always: true } } },
 };
 
 /**
@@ -260,11 +311,14 @@ export function kindValues(a: Tenant): Record<Kind, unknown[]> {
     loner: a.loner ? [a.loner] : [],
     moderationRule: [a.rule], keywordList: [a.keywordList], reason: [a.reason], keywordReference: [listCondition(a.keywordList)],
     heldMessage: [a.messages[4]],
+    fcmProvider: [a.fcmProvider], apnsProvider: [a.apnsProvider],
+    pushToken: a.pushTokens,
+    mutedConversation: [{ id: a.users[2], type: 'oneOnOne' }, { id: a.group, type: 'group' }],
   };
 }
 
 /** Kinds whose values vary from one request to the next; users are handed out in turn instead. */
-const VARYING: Kind[] = ['message', 'apiKey', 'authToken', 'conversation', 'receiver', 'receiverType'];
+const VARYING: Kind[] = ['message', 'apiKey', 'authToken', 'conversation', 'receiver', 'receiverType', 'mutedConversation'];
 
 export interface MatrixRequest {
   /** What the request is, for failure messages. */
@@ -419,11 +473,19 @@ export function requestsFor(op: Operation, a: Tenant, problems: string[], option
   const build = (buildOptions: BuildOptions): MatrixRequest => {
     const builder = new Builder(op, values, buildOptions, problems);
     const url = builder.path();
+    // A required query parameter names what the operation is about (the user of a user's
+    // preferences): filled in as a path parameter is.
+    const query: Record<string, string[]> = {};
+    for (const parameter of op.parameters) {
+      if (parameter.in !== 'query' || (parameter as { required?: boolean }).required !== true) continue;
+      const rule = builder.rule(QUERY_RULES, 'query', parameter.name);
+      if (rule && 'kind' in rule) query[parameter.name] = [String(builder.pick(rule.kind))];
+    }
     const body = op.body ? builder.object(op.body, '') : undefined;
     const note = minimal ? ' (required fields only)' : buildOptions.separate ? ` (with ${buildOptions.separate})` : buildOptions.withDetails ? ' (with *Details)' : '';
     sawDetails ||= builder.sawDetails;
     return {
-      label: `${op.method} ${url}${note}`, url, query: {}, body, names: builder.names,
+      label: `${op.method} ${url}${Object.keys(query).length > 0 ? `?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, v[0]!])).toString()}` : ''}${note}`, url, query, body, names: builder.names,
       ...(buildOptions.separate ? { separate: buildOptions.separate } : {}), ...(builder.references.length > 0 ? { references: builder.references } : {}),
     };
   };
@@ -442,7 +504,8 @@ export function requestsFor(op: Operation, a: Tenant, problems: string[], option
       if (parameter.name !== 'onBehalfOf') problems.push(`${op.method} ${op.path} (${op.operationId}): header "${parameter.name}" is not classified`);
       continue;
     }
-    if (parameter.in !== 'query') continue;
+    // A required one is in every request already (build).
+    if (parameter.in !== 'query' || (parameter as { required?: boolean }).required === true) continue;
     const rule = new Builder(op, values, { variant: 0, userOffset, minimal }, problems).rule(QUERY_RULES, 'query', parameter.name);
     if (!rule || !('kind' in rule)) continue;
     // A filter's first value (both conversations: 1:1 and group).

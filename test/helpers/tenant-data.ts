@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { silentLogger } from '../../src/domain/context.js';
+import { NotificationLogRepository } from '../../src/repositories/notifications/notification-log.repository.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { body, type CallOptions, type TestApp } from './app.js';
 
@@ -25,6 +26,9 @@ export interface SharedIds {
   rule: string;
   keywordList: string;
   reason: string;
+  /** An FCM provider's id and an APNs provider's. */
+  fcmProvider: string;
+  apnsProvider: string;
   /** Every name and text starts with it, so that it is what a search looks for. */
   prefix: string;
 }
@@ -44,6 +48,8 @@ export interface Tenant extends SharedIds {
   apiKeys: string[];
   /** u1's auth token, and its masked form. */
   authTokens: string[];
+  /** A device's push token registered for u1 with that auth token (it carries the marker). */
+  pushTokens: string[];
   /** What must never appear in another app's answer: every key and token, plain and masked, and the hook's signing secret. */
   secrets: string[];
   /** A user that no twin holds: the one messages made by the matrix mention. */
@@ -63,6 +69,8 @@ export function sharedIds(): SharedIds {
     rule: `${prefix}-rule`,
     keywordList: `${prefix}-kw`,
     reason: `${prefix}-reason`,
+    fcmProvider: `${prefix}-fcm`,
+    apnsProvider: `${prefix}-apns`,
     prefix,
   };
 }
@@ -134,6 +142,9 @@ export async function seedTenant(t: TestApp, app: CreatedApp, ids: SharedIds, ma
   await ok(`/v3/users/${u1}/auth_tokens/${token.authToken}`, { method: 'PUT', body: { platform: marker, userAgent: marker, appInfo: { marker } } });
   const tokens = (await ok(`/v3/users/${u1}/auth_tokens`, { method: 'GET' })) as Array<{ authToken: string }>;
   const tokenHint = tokens[0]!.authToken;
+  // Notifications: u1's device, and a log entry about m1 (recorded as the delivery engine does).
+  const pushToken = `${ids.prefix}-fcm-${marker}`;
+  await ok('/v3/notifications/push/v1/tokens', { method: 'POST', body: { authToken: token.authToken, platform: 'fcm_android', fcmToken: pushToken, timezone: 'Asia/Kolkata' } });
   assert.ok(tokenHint.includes('*') && keyHint.includes('*'), 'keys and tokens are listed masked');
   // Moderation: a list and a rule that references it, a built-in rule and reason changed, a
   // reason of A's own, flags (m2's reviewed), a message the rule holds, and a hook (off: no send calls it).
@@ -154,6 +165,50 @@ export async function seedTenant(t: TestApp, app: CreatedApp, ids: SharedIds, ma
   assert.equal(m5.data.moderation.status, 'pending', 'the rule holds the message');
   await ok(`/v3/moderation/blocked-messages/${m5.id}`, { method: 'PATCH', body: { reviewed: true } });
   const hook = await ok('/v3/moderation/hook', { method: 'PUT', body: { url: `https://hooks.example.com/${marker}`, enabled: false } });
+  // Notifications: an FCM and an APNs provider (the marker in their file names and e-mail), their keys made here and never answered.
+  const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const p8 = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  await ok('/v3/notifications/push/v1/providers/fcm', {
+    method: 'POST',
+    body: {
+      providerId: ids.fcmProvider, serviceAccountFilename: `${marker}.json`,
+      serviceAccountCreds: { type: 'service_account', project_id: `${ids.prefix}-project`, client_email: `${marker}@${ids.prefix}.iam.gserviceaccount.com`, private_key: rsa },
+    },
+  });
+  await ok('/v3/notifications/push/v1/providers/apns', {
+    method: 'POST',
+    body: { providerId: ids.apnsProvider, keyId: 'AKEY000001', teamId: 'ATEAM00001', bundleId: `com.example.${ids.prefix}`, p8KeyFilename: `${marker}.p8`, p8Key: p8 },
+  });
+  // A piece of each key past the part every key of its kind shares (its PEM body's start).
+  const keyPieces = [rsa, p8].map((pem) => pem.split('\n').filter((line) => line && !line.startsWith('-----')).join('').slice(64, 104));
+  // Notifications: A's Twilio, SendGrid and custom providers (the marker in their URLs, names and secrets; secrets answered masked only).
+  const twilio = await ok('/v3/notifications/sms/v1/providers/twilio', { method: 'POST', body: { twilioAccountSID: `AC${hex(16)}`, twilioAuthToken: `${marker}${hex(8)}`, twilioSenderPhoneNumber: '+13611364718' } });
+  const sendGrid = await ok('/v3/notifications/email/v1/providers/sendgrid', {
+    method: 'POST',
+    body: { sendGridApiKey: `SG.${marker}.${hex(16)}`, sendGridTemplateID: `d-${hex(16)}`, sendGridUnsubscribeGroupID: '33832', senderName: text('mailer'), senderEmail: `${marker}@example.com` },
+  });
+  for (const channel of ['push', 'sms', 'email']) {
+    const provider = { webhookURL: `https://hooks.example.com/${channel}/${marker}`, useBasicAuth: true, basicAuthUsername: marker, basicAuthPassword: `pw-${marker}` };
+    await ok(`/v3/notifications/${channel}/v1/providers/custom`, { method: 'POST', body: provider });
+  }
+  // Their plain secrets hold the marker; their masked forms name them too.
+  const providerSecrets = [twilio.twilioAuthToken as string, sendGrid.sendGridApiKey as string];
+  await new NotificationLogRepository(t.database.db).record(app.appId, [{
+    processingStartedAtMS: Date.now() - 5, processingEndedAtMS: Date.now(), channel: 'push', provider: 'fcm', trigger: 'after_message',
+    messageId: String(m1.id), messageSentAtMS: Number(m1.sentAt) * 1000, messageCategory: 'message', messageType: 'text', sender: u1, receiver: u2,
+    receiverType: 'user', tokenType: 'fcm_android', pushToken, payload: { title: marker }, notificationTriggered: false, reason: 'MUTE_PREFERENCE',
+  }]);
+  // Notifications, who is notified and when: the app's settings, u1's preferences, time zone, contact
+  // details (the marker in a template, a sound and the e-mail address) and mutes (of u2 and the group).
+  await ok('/v3/notifications/v1/settings', { method: 'PATCH', body: { sound: { chat: marker }, templates: { textMessageTemplatePrivacy: { body: text('template') } } } });
+  await ok('/v3/notifications/v1/preferences', { method: 'PATCH', query: { uid: u1 }, body: { groupPreferences: { groupMessages: 3 }, mutePreferences: { dnd: 2 } } });
+  await ok('/v3/notifications/v1/preferences/timezone', { method: 'PATCH', query: { uid: u1 }, body: { timezone: 'Asia/Tokyo' } });
+  await ok('/v3/notifications/v1/contact-details', { method: 'PATCH', onBehalfOf: u1, body: { email: `${marker}@example.com`, phno: '+14155550123' } });
+  await ok('/v3/notifications/v1/preferences/mute', {
+    method: 'PUT',
+    query: { uid: u1 },
+    body: { conversations: [{ id: u2, type: 'oneOnOne' }, { id: ids.group, type: 'group', until: Date.now() + 86_400_000 }] },
+  });
   return {
     ...ids,
     app,
@@ -162,7 +217,8 @@ export async function seedTenant(t: TestApp, app: CreatedApp, ids: SharedIds, ma
     conversations: [m1.conversationId, m2.conversationId],
     apiKeys: [key.apiKey, keyHint],
     authTokens: [token.authToken, tokenHint],
-    secrets: [app.apiKey, app.authKey, key.apiKey, keyHint, token.authToken, tokenHint, hook.signingSecret],
+    pushTokens: [pushToken],
+    secrets: [app.apiKey, app.authKey, key.apiKey, keyHint, token.authToken, tokenHint, hook.signingSecret, ...providerSecrets, ...keyPieces],
   };
 }
 
