@@ -181,7 +181,7 @@ async function arm(options: Options, receiver: ServerHandle<{ port: number; url:
 const backlogQuery = `
   select (select count(*) from messages) as messages,
          (select count(*) from webhook_deliveries where status = 'pending') as pending,
-         (select count(*) from events e join webhook_cursors c on c.app_id = e.app_id where e.id > c.event_id) as unfanned`;
+         (select count(*) from events e join event_cursors c on c.app_id = e.app_id and c.consumer = 'webhooks' where e.id > c.event_id) as unfanned`;
 
 async function backlog(db: pg.Client): Promise<{ messages: number; pending: number; notFannedOut: number }> {
   const row = (await db.query<{ messages: string; pending: string; unfanned: string }>(backlogQuery)).rows[0]!;
@@ -190,7 +190,7 @@ async function backlog(db: pg.Client): Promise<{ messages: number; pending: numb
 
 /** What autovacuum's autoanalyze would have done by now on a default deployment. */
 async function analyseWebhookTables(db: pg.Client): Promise<void> {
-  await db.query('analyze webhook_deliveries, webhook_lanes, webhook_cursors, events');
+  await db.query('analyze event_deliveries, event_lanes, event_cursors, events');
 }
 
 const uniqueAt = async (receiver: ServerHandle<{ port: number }>) => (await call<{ unique: number }>(receiver.info.port, '/_count')).unique;
@@ -279,7 +279,7 @@ async function latencyAtRate(options: Options, receiver: ServerHandle<{ port: nu
 
 async function sseFanOut(options: Options): Promise<SseResult> {
   return options.withPostgresDatabase(async (url) => {
-    const server = await startParley(url);
+    const server = await startParley(url, undefined, { PARLEY_STREAMS_PER_APP: String(STREAMS) });
     const rssBefore = server.rssMb();
     const readers = await startServerProcess<{ port: number }>('webhook-receiver.ts', {
       BENCH_RECEIVER: 'streams',

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_IMPORT_BODY_LIMIT, DEFAULT_IMPORT_CONCURRENCY, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
+import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_EVENT_STREAMS, DEFAULT_IMPORT_BODY_LIMIT, DEFAULT_IMPORT_CONCURRENCY, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
 import { createServices, openRateLimitCounters, type Services } from './container.js';
 import type { Database } from './db/database.js';
 import { withDefaults, type RateLimits } from './domain/rate-limits.js';
@@ -13,6 +13,7 @@ import { installTextGuard, textProblemOf } from './http/plugins/text-guard.js';
 import { badRequest } from './domain/errors.js';
 import { dataImportRoutes } from './http/routes/data-import/index.js';
 import { managementRoutes } from './http/routes/mgmt/index.js';
+import { setEventStreamLimits } from './http/routes/v3/events.routes.js';
 import { v3Routes } from './http/routes/v3/index.js';
 import { serializerCompiler } from './schemas/serializer.js';
 import { validatorCompiler } from './schemas/validator.js';
@@ -20,7 +21,7 @@ import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
   config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> &
-    Partial<Pick<Config, 'webhookAllowPrivate' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs' | 'eventRetentionMs' | 'webhookTimeoutMs' | 'webhookRetry'>> &
+    Partial<Pick<Config, 'webhookAllowPrivate' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs' | 'eventRetentionMs' | 'eventStreams' | 'webhookTimeoutMs' | 'webhookRetry'>> &
     RateLimitConfig;
   database: Database;
   /** The clock of the rate-limit windows, in ms (tests); Date.now by default. */
@@ -128,6 +129,8 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
 
   typed.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   const rateLimited = options.without?.rateLimits !== true;
+  // The caps of the live event streams (docs/events.md), read by its route.
+  setEventStreamLimits(app, options.config.eventStreams ?? DEFAULT_EVENT_STREAMS);
   await typed.register(v3Routes, { prefix: '/v3', services, tenancy, rateLimited });
   // The management API (docs/management-api.md): the vendor's paths on the host apimgmt.<domain>,
   // and the same operations under /mgmt on any host.

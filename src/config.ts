@@ -51,6 +51,8 @@ export interface Config {
   redisKeyPrefix: string;
   /** How long the event log keeps an event (PARLEY_EVENT_RETENTION_DAYS, default 7; docs/events.md). */
   eventRetentionMs: number;
+  /** Live event streams open at once: per app (PARLEY_STREAMS_PER_APP) and on this node (PARLEY_STREAMS_PER_NODE); docs/events.md. */
+  eventStreams: { perApp: number; perNode: number };
   /** Webhook delivery (docs/webhooks.md): the time a receiver has to answer (PARLEY_WEBHOOK_TIMEOUT_MS, default 5 s). */
   webhookTimeoutMs: number;
   /** When failed deliveries are retried (PARLEY_WEBHOOK_RETRY_DELAYS, PARLEY_WEBHOOK_RETRY_HORIZON_HOURS). */
@@ -83,6 +85,8 @@ export const DEFAULT_CONNECTION_TIMEOUT_MS = 120_000;
 export const DEFAULT_IMPORT_MAX_RECORDS = 10_000;
 export const DEFAULT_IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
 export const DEFAULT_IMPORT_CONCURRENCY = { perServer: 2, perApp: 2 };
+/** Live event streams: 100 per app, 10,000 on a node (each holds a socket and a little memory). */
+export const DEFAULT_EVENT_STREAMS = { perApp: 100, perNode: 10_000 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -130,6 +134,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisUrl: redisUrlVar(env.PARLEY_REDIS_URL),
     redisKeyPrefix: env.PARLEY_REDIS_PREFIX ?? 'parley:',
     eventRetentionMs: intVar(env, 'PARLEY_EVENT_RETENTION_DAYS', DEFAULT_EVENT_RETENTION_MS / DAY_MS, 1, 3650) * DAY_MS,
+    eventStreams: {
+      perApp: intVar(env, 'PARLEY_STREAMS_PER_APP', DEFAULT_EVENT_STREAMS.perApp, 1, 1_000_000),
+      perNode: intVar(env, 'PARLEY_STREAMS_PER_NODE', DEFAULT_EVENT_STREAMS.perNode, 1, 1_000_000),
+    },
     webhookTimeoutMs: intVar(env, 'PARLEY_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 100, 60_000),
     webhookRetry: retryScheduleVar(env),
     secretKey: env.PARLEY_SECRET_KEY || undefined,

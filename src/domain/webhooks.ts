@@ -59,7 +59,8 @@ export const WEBHOOK_TRIGGERS: readonly Trigger[] = TRIGGERS;
 /**
  * Addresses a webhook may not call unless the deployment allows it (PARLEY_WEBHOOK_ALLOW_PRIVATE):
  * this machine, private and shared networks, link-local, multicast and reserved ranges, and the
- * documentation ranges. IPv4 addresses mapped into IPv6 (::ffff:a.b.c.d) are checked as IPv4.
+ * documentation ranges. IPv6 addresses that carry an IPv4 address (see embeddedIpv4) are checked
+ * as that IPv4 address, in every spelling.
  */
 const NON_PUBLIC = new BlockList();
 for (const [network, prefix] of [
@@ -69,29 +70,94 @@ for (const [network, prefix] of [
 ] as const) {
   NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
 }
+// ::/96 (IPv4-compatible, deprecated by RFC 4291; `::` and `::1` among them) is refused whatever
+// IPv4 address it carries: no public receiver has one, and a host with an automatic tunnel sends
+// it to that IPv4 address. 2001::/23 holds Teredo (2001::/32), refused whole too: its last 32 bits
+// are the obfuscated IPv4 address of a client behind a NAT, reached through a relay.
 for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10],
-  ['fec0::', 10], ['ff00::', 8],
+  ['::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['3fff::', 20], ['5f00::', 16],
+  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) {
   NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
 }
 
-/** Whether `address` (an IPv4 or IPv6 literal) is not a public internet address. */
+/** Whether `address` (an IPv4 or IPv6 literal, in any spelling node accepts) is not a public internet address. */
 export function isNonPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return false;
-  if (family === 6) {
-    // NAT64 (64:ff9b::/96) and IPv4-mapped addresses carry an IPv4 address: check that one.
-    const embedded = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-    if (embedded) return NON_PUBLIC.check(embedded, 'ipv4');
-    const mapped = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-    if (mapped) {
-      const high = Number.parseInt(mapped[1]!, 16);
-      const low = Number.parseInt(mapped[2]!, 16);
-      return NON_PUBLIC.check(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, 'ipv4');
-    }
+  if (family === 4) return NON_PUBLIC.check(address, 'ipv4');
+  const bytes = ipv6Bytes(address);
+  if (bytes === undefined) return true;
+  const embedded = embeddedIpv4(bytes);
+  if (embedded !== undefined) return NON_PUBLIC.check(embedded, 'ipv4');
+  return NON_PUBLIC.check(ipv6Text(bytes), 'ipv6');
+}
+
+/**
+ * The IPv4 address an IPv6 address carries where a packet sent to it ends up at that IPv4
+ * address (or is meant to), or undefined:
+ * - `::ffff:0:0/96`, IPv4-mapped (a dual-stack socket connects to the IPv4 address), and
+ *   `::ffff:0:0:0/96`, IPv4-translated (SIIT);
+ * - `64:ff9b::/96`, NAT64's well-known prefix (the gateway connects to the IPv4 address);
+ * - `2002::/16`, 6to4: bits 16-47 are the IPv4 address of the site's relay.
+ */
+function embeddedIpv4(bytes: Uint8Array): string | undefined {
+  const zero = (from: number, to: number) => bytes.subarray(from, to).every((byte) => byte === 0);
+  const ipv4 = (at: number) => `${bytes[at]}.${bytes[at + 1]}.${bytes[at + 2]}.${bytes[at + 3]}`;
+  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return ipv4(12);
+  if (zero(0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && zero(10, 12)) return ipv4(12);
+  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zero(4, 12)) return ipv4(12);
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return ipv4(2);
+  return undefined;
+}
+
+/**
+ * The 16 bytes of an IPv6 literal that isIP accepts: hex groups, one `::`, a dotted IPv4 tail, a
+ * zone (`%eth0`, ignored). Undefined if it is none of these after all.
+ */
+function ipv6Bytes(address: string): Uint8Array | undefined {
+  let text = address.replace(/%.*$/, '').toLowerCase();
+  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (tail) {
+    const [a, b, c, d] = tail.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, tail.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  return NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const groups = (half: string | undefined) => (half ? half.split(':') : []);
+  const head = groups(halves[0]);
+  const rest = groups(halves[1]);
+  const missing = 8 - head.length - rest.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  const all = [...head, ...Array<string>(halves.length === 1 ? 0 : missing).fill('0'), ...rest];
+  const bytes = new Uint8Array(16);
+  for (const [n, group] of all.entries()) {
+    if (!/^[0-9a-f]{1,4}$/.test(group)) return undefined;
+    const value = Number.parseInt(group, 16);
+    bytes[2 * n] = value >> 8;
+    bytes[2 * n + 1] = value & 255;
+  }
+  return bytes;
+}
+
+/** Eight full hex groups, as BlockList reads them. */
+function ipv6Text(bytes: Uint8Array): string {
+  const groups: string[] = [];
+  for (let n = 0; n < 16; n += 2) groups.push(((bytes[n]! << 8) | bytes[n + 1]!).toString(16));
+  return groups.join(':');
+}
+
+/** Control characters: C0, DEL and C1. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Why a URL Parley is to call (a webhook's, the moderation hook's) may not be stored for the
+ * characters it holds: a control character anywhere in it as given, the ends, the user info, the
+ * path and the query included (the URL parser would drop some and percent-encode the others, so
+ * the check is of the raw text). Undefined when it holds none. The one check of every such URL.
+ */
+export function urlControlProblem(raw: string): string | undefined {
+  return CONTROL.test(raw) ? 'must not hold control characters' : undefined;
 }
 
 /** Names that never reach a public host: this machine, one-label names, and special-use domains. */
@@ -104,6 +170,8 @@ const LOCAL_NAME = /(^|\.)(localhost|local|internal|home\.arpa|localdomain)$/;
  * the address it resolves to when it connects.
  */
 export function webhookUrlProblem(raw: string, allowPrivate: boolean): string | undefined {
+  const control = urlControlProblem(raw);
+  if (control) return control;
   if (raw.length > WEBHOOK_LIMITS.urlLength) return `must be at most ${WEBHOOK_LIMITS.urlLength} characters`;
   let url: URL;
   try {

@@ -7,6 +7,8 @@ import { anyOf } from './sql-helpers.js';
 export interface EventRow {
   app_id: string;
   id: string;
+  /** The recording transaction's id (`events.tx`), where the read gives it (the log's lists do). */
+  tx?: string;
   trigger: string;
   conversation_id: string | null;
   /** Message events: the message their payload shows. */
@@ -86,6 +88,22 @@ export class EventsRepository {
     return { lastId: row.last_id ?? '0', xmin: row.xmin, xmax: row.xmax };
   }
 
+  /**
+   * Where a reader starting now starts (EventFeed.startPoint): the transactions committed now (the
+   * statement's snapshot: `xmin`, `xmax` and the ids `running` between them) and the last event id
+   * drawn, read after the snapshot was taken. Every event of a transaction committed in the
+   * snapshot has an id at or below `lastId` (it drew its ids before its commit, which came before
+   * the snapshot); an event above it belongs to a transaction that had not committed.
+   */
+  async startPosition(tx: Executor = this.db): Promise<{ lastId: string; committed: { xmin: string; xmax: string; running: string[] } }> {
+    const result = await sql<{ snapshot: string; last_id: string | null }>`
+      select pg_current_snapshot()::text as snapshot,
+             pg_sequence_last_value(pg_get_serial_sequence('events', 'id')::regclass)::text as last_id`.execute(tx);
+    const row = result.rows[0]!;
+    const [xmin, xmax, running] = row.snapshot.split(':') as [string, string, string];
+    return { lastId: row.last_id ?? '0', committed: { xmin, xmax, running: running === '' ? [] : running.split(',') } };
+  }
+
   /** Events of these apps with `afterId < id <= upToId`, oldest first, at most `limit`. */
   async listBetween(appIds: readonly string[], afterId: string, upToId: string, limit: number, tx: Executor = this.db): Promise<EventRow[]> {
     if (appIds.length === 0) return [];
@@ -142,13 +160,14 @@ export class EventsRepository {
 
 /** The columns of an EventRow, read by every list. */
 function selectEvents(tx: Executor) {
-  return tx.selectFrom('events').select(['app_id', 'id', 'trigger', 'conversation_id', 'message_id', 'data', 'created_at']);
+  return tx.selectFrom('events').select(['app_id', 'id', sql<string>`tx::text`.as('tx'), 'trigger', 'conversation_id', 'message_id', 'data', 'created_at']);
 }
 
-function eventRow(row: { app_id: string; id: string; trigger: string; conversation_id: string | null; message_id: string | null; data: unknown; created_at: Date }): EventRow {
+function eventRow(row: { app_id: string; id: string; tx: string; trigger: string; conversation_id: string | null; message_id: string | null; data: unknown; created_at: Date }): EventRow {
   return {
     app_id: row.app_id,
     id: String(row.id),
+    tx: row.tx,
     trigger: row.trigger,
     conversation_id: row.conversation_id,
     message_id: row.message_id === null ? null : String(row.message_id),

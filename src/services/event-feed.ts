@@ -18,6 +18,33 @@ export interface Subscriber {
   /** Only these triggers (all when absent). */
   triggers?: ReadonlySet<string>;
   send(events: RenderedEvent[]): void;
+  /**
+   * A catch-up hands the reader a page at a time, and reads the next once this resolves (a
+   * stream: once its socket has taken what it was given), so it never holds more than a page
+   * rendered and unsent. Live events are handed without waiting.
+   */
+  drained?(): Promise<void> | undefined;
+  /** Aborted when the reader has gone: its catch-up stops before its next read or render, and it is removed. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Where a reader starting now starts (see startPoint): after the safe id, less the events above
+ * it that belong to transactions committed by then.
+ */
+export interface StartPoint {
+  safeId: bigint;
+  /** The last event id drawn when `committed` was taken: no event above it was committed then. */
+  lastId: bigint;
+  /** The transactions committed then. */
+  committed: CommittedSnapshot;
+}
+
+/** A snapshot's committed transactions: all below `xmin`, and those below `xmax` not `running`. */
+interface CommittedSnapshot {
+  xmin: bigint;
+  xmax: bigint;
+  running: ReadonlySet<bigint>;
 }
 
 interface Subscription extends Subscriber {
@@ -25,6 +52,12 @@ interface Subscription extends Subscriber {
   cursor: bigint;
   live: boolean;
   closed: boolean;
+  /** A reader started at a StartPoint: the events up to its `lastId` committed before it, which it skips. */
+  before?: StartPoint;
+}
+
+function committedIn(snapshot: CommittedSnapshot, tx: bigint): boolean {
+  return tx < snapshot.xmin || (tx < snapshot.xmax && !snapshot.running.has(tx));
 }
 
 /**
@@ -38,8 +71,9 @@ interface Subscription extends Subscriber {
  * before drawing an event's). Polling the log itself is how a change committed by another
  * process reaches this one.
  *
- * A new reader catches up from the log (after its Last-Event-ID) up to the safe id, then gets
- * the events of each advance with the others, rendered once for all.
+ * A new reader catches up from the log (after its Last-Event-ID, or from a StartPoint) up to
+ * the safe id, a page at a time as it takes them and only while it is there, then gets the
+ * events of each advance with the others, rendered once for all.
  */
 export class EventFeed {
   private readonly subscriptions = new Set<Subscription>();
@@ -154,10 +188,10 @@ export class EventFeed {
   }
 
   /**
-   * The safe id once known (the feed started if it was not): a stream without Last-Event-ID
-   * starts after the id this answers when it answers its client, so every event committed after
-   * that reaches it (one committed later has a higher id: a lower one was safe, its transaction
-   * over).
+   * The safe id once known (the feed started if it was not). Every event committed after this
+   * answers is above it (one committed later with a lower id would have been running, and the
+   * id not safe); but events above it may have been committed before: a reader that must start
+   * after those too starts at startPoint.
    */
   async ready(log: Logger): Promise<bigint> {
     this.start(this.deps.pollMs, log);
@@ -165,33 +199,62 @@ export class EventFeed {
   }
 
   /**
-   * Adds a reader: from the event after `afterId` (catching up from the log), or from the next
-   * event when absent. Answers the function that removes it.
+   * Where a reader starting now starts (a stream without Last-Event-ID, taken before it answers
+   * its client): after every event committed now, and before every event committed later. The
+   * safe id lags behind the log (a poll or two, or a long transaction), so events above it may
+   * be committed already: each event carries its transaction (`events.tx`), and the reader skips
+   * those whose transaction the snapshot taken here saw committed.
    */
-  async subscribe(subscriber: Subscriber, afterId: string | undefined, log: Logger): Promise<() => void> {
+  async startPoint(log: Logger): Promise<StartPoint> {
+    const safeId = await this.ready(log);
+    const position = await this.deps.events.startPosition();
+    const { xmin, xmax, running } = position.committed;
+    return { safeId, lastId: BigInt(position.lastId), committed: { xmin: BigInt(xmin), xmax: BigInt(xmax), running: new Set(running.map(BigInt)) } };
+  }
+
+  /**
+   * Adds a reader: after the event `from` names (a Last-Event-ID: catching up from the log), or
+   * from a StartPoint (taken now when absent). Answers the function that removes it (aborting
+   * the subscriber's signal removes it too).
+   */
+  async subscribe(subscriber: Subscriber, from: string | StartPoint | undefined, log: Logger): Promise<() => void> {
     this.start(this.deps.pollMs, log);
     const subscription: Subscription = { appId: subscriber.appId, send: subscriber.send, cursor: 0n, live: false, closed: false };
     if (subscriber.triggers) subscription.triggers = subscriber.triggers;
-    this.subscriptions.add(subscription);
+    const signal = subscriber.signal;
     const remove = () => {
       subscription.closed = true;
       this.subscriptions.delete(subscription);
+      signal?.removeEventListener('abort', remove);
     };
-    const safe = await this.safeIdKnown();
-    if (afterId === undefined) {
-      subscription.cursor = safe;
-      subscription.live = true;
+    if (signal?.aborted) {
+      remove();
       return remove;
     }
-    subscription.cursor = BigInt(afterId);
+    signal?.addEventListener('abort', remove);
+    this.subscriptions.add(subscription);
+    const start = from ?? (await this.startPoint(log));
+    if (typeof start === 'string') {
+      subscription.cursor = BigInt(start);
+    } else {
+      subscription.cursor = start.safeId;
+      if (start.lastId > start.safeId) subscription.before = start;
+    }
     // Catch up from the log until the safe id stops moving under the reader; then it is live
-    // (at once, with nothing awaited between the check and the switch).
+    // (at once, with nothing awaited between the check and the switch). Each page is read,
+    // rendered and handed only while the reader is there, and the next waits for it to drain.
     for (;;) {
-      const upTo = this.safe!;
+      if (subscription.closed) return remove;
+      const upTo = await this.safeIdKnown();
       const rows = subscription.cursor < upTo ? await this.deps.events.listAfter(subscription.appId, String(subscription.cursor), PAGE, String(upTo)) : [];
       if (subscription.closed) return remove;
-      await this.hand(subscription, rows);
-      if (rows.length === PAGE) continue;
+      if (rows.length > 0) {
+        const events = await this.deps.payloads.render(rows);
+        if (subscription.closed) return remove;
+        this.deliver(subscription, events, rows);
+        await subscriber.drained?.();
+        if (rows.length === PAGE) continue;
+      }
       if (subscription.cursor < upTo) subscription.cursor = upTo;
       if (this.safe === upTo) {
         subscription.live = true;
@@ -244,22 +307,24 @@ export class EventFeed {
     }
   }
 
-  private async hand(subscription: Subscription, rows: EventRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    this.deliver(subscription, await this.deps.payloads.render(rows), rows);
-  }
-
-  /** Hands `events` (rendered from `rows`) to the reader, in order, skipping what it had; its cursor moves past `rows`. */
+  /**
+   * Hands `events` (rendered from `rows`) to the reader, in order, skipping what it had and, for
+   * a reader started at a StartPoint, what was committed before it started; its cursor moves
+   * past `rows`.
+   */
   private deliver(subscription: Subscription, events: RenderedEvent[], rows: EventRow[]): void {
+    const before = subscription.before;
+    const committedBefore = before && new Set(rows.filter((row) => BigInt(row.id) <= before.lastId && row.tx !== undefined && committedIn(before.committed, BigInt(row.tx))).map((row) => row.id));
     const sent: RenderedEvent[] = [];
     for (const event of events) {
       const id = BigInt(event.id);
       if (id <= subscription.cursor) continue;
-      if (!subscription.triggers || subscription.triggers.has(event.trigger)) sent.push(event);
+      if ((!subscription.triggers || subscription.triggers.has(event.trigger)) && !committedBefore?.has(event.id)) sent.push(event);
       subscription.cursor = id;
     }
     const last = rows[rows.length - 1];
     if (last && BigInt(last.id) > subscription.cursor) subscription.cursor = BigInt(last.id);
+    if (before && subscription.cursor >= before.lastId) delete subscription.before;
     if (sent.length > 0) subscription.send(sent);
   }
 

@@ -8,7 +8,7 @@ import { isTrigger } from '../domain/events.js';
 import { AppError, badRequest } from '../domain/errors.js';
 import { pageMeta, pageOffset, type PageMeta } from '../domain/pagination.js';
 import { toUnix } from '../domain/time.js';
-import { TRIGGER_DESCRIPTIONS, WEBHOOK_ID_PATTERN, WEBHOOK_LIMITS, WEBHOOK_TRIGGERS, webhookUrlProblem } from '../domain/webhooks.js';
+import { TRIGGER_DESCRIPTIONS, WEBHOOK_ID_PATTERN, WEBHOOK_LIMITS, WEBHOOK_TRIGGERS, urlControlProblem, webhookUrlProblem } from '../domain/webhooks.js';
 import type { ManagementAppsRepository } from '../repositories/management-apps.repository.js';
 import type { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository.js';
 import type { WebhookChanges, WebhookRow, WebhooksRepository } from '../repositories/webhooks.repository.js';
@@ -214,7 +214,8 @@ export class WebhooksService {
 
   private checkedUrl(raw: string): string {
     const url = raw.trim();
-    const problem = webhookUrlProblem(url, this.deps.allowPrivate);
+    // Control characters are refused as sent, at the ends too (where trim would drop some).
+    const problem = urlControlProblem(raw) ?? webhookUrlProblem(url, this.deps.allowPrivate);
     if (problem) throw badRequest({ webhookURL: problem });
     return url;
   }

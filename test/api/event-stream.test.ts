@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import pg from 'pg';
 import { buildApp, type ParleyApp } from '../../src/app.js';
 import { eventsCommand } from '../../src/cli-events.js';
 import { createServices } from '../../src/container.js';
@@ -258,6 +260,85 @@ describe('waking the feed', () => {
       }
     } finally {
       await quiet.close();
+    }
+  });
+});
+
+describe('where a stream without Last-Event-ID starts', () => {
+  // The feed asleep (a quiet spell with ten minutes between idle polls), so its safe id lags
+  // behind the events the test commits straight into the log (no request wakes it): a stream
+  // opened then must not send them, though they are above the safe id it starts from.
+  let quiet: TestApp;
+  let quietPort: number;
+  before(async () => {
+    quiet = await createTestApp({ eventFeedPace: ASLEEP });
+    await quiet.app.listen({ port: 0, host: '127.0.0.1' });
+    quietPort = (quiet.app.server.address() as { port: number }).port;
+    await quiet.services.eventFeed.ready(silentLogger);
+  });
+  after(async () => {
+    await quiet?.close();
+  });
+
+  /** Events of app A committed into the log directly, in one transaction: their ids. */
+  const commitEvents = async (n: number): Promise<bigint[]> => {
+    const result = await sql<{ id: string }>`
+      insert into events (app_id, trigger, data)
+      select ${quiet.appA.appId}, 'user_blocked', json_build_object('n', g) from generate_series(1, ${n}) g
+      returning id`.execute(quiet.database.db);
+    return result.rows.map((row) => BigInt(row.id));
+  };
+
+  it('sends none of the events committed before it answered, though the feed had not passed them, and those committed after', async () => {
+    await quietSpell();
+    const before = await commitEvents(3);
+    const safe = quiet.services.eventFeed.safeId!;
+    assert.ok(safe < before[0]!, `the feed's safe id ${safe} lags behind the events committed before the stream (${before.join(', ')})`);
+    const stream = await openStream(quiet.appA, { port: quietPort });
+    try {
+      assert.equal(stream.status, 200);
+      // A send wakes the feed, which passes both the earlier events and the send's.
+      const [alice, bob] = await newUids(quiet, quiet.appA, 2);
+      const sent = await quiet.call(quiet.appA, '/v3/messages', { method: 'POST', onBehalfOf: alice!, body: { receiver: bob!, receiverType: 'user', data: { text: 'after the answer' } } });
+      assert.equal(sent.statusCode, 200, sent.body);
+      const [first] = await stream.waitFor(1);
+      assert.equal(first!.event, 'message_sent', `the first event is the send, not one committed before: ${JSON.stringify(first)}`);
+      assert.equal(first!.data.data.message.id, body(sent).data.id);
+      assert.ok(quiet.services.eventFeed.safeId! >= before[2]!, 'the feed has passed the earlier events');
+      // Later events committed straight into the log come too (woken by the next send).
+      const after = await commitEvents(2);
+      const again = await quiet.call(quiet.appA, '/v3/messages', { method: 'POST', onBehalfOf: bob!, body: { receiver: alice!, receiverType: 'user', data: { text: 'later' } } });
+      assert.equal(again.statusCode, 200, again.body);
+      const events = await stream.waitFor(4);
+      assert.deepEqual(events.slice(1, 3).map((e) => BigInt(e.id)), after);
+      assert.equal(events[3]!.data.data.message.id, body(again).data.id);
+      assert.ok(stream.events.every((e) => !before.includes(BigInt(e.id))), 'none of the events committed before');
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('sends an event whose transaction was still running when it answered, once that commits', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only: PGlite runs one transaction at a time' }, async () => {
+    await quietSpell();
+    const writer = new pg.Client({ connectionString: quiet.url });
+    await writer.connect();
+    try {
+      const committed = await commitEvents(1);
+      await writer.query('begin');
+      const running = BigInt((await writer.query(`insert into events (app_id, trigger, data) values ($1, 'user_blocked', '{}') returning id`, [quiet.appA.appId])).rows[0].id);
+      assert.ok(running > committed[0]! && quiet.services.eventFeed.safeId! < committed[0]!);
+      const stream = await openStream(quiet.appA, { port: quietPort });
+      try {
+        await writer.query('commit');
+        quiet.services.eventFeed.wake();
+        const [event] = await stream.waitFor(1);
+        assert.equal(BigInt(event!.id), running, 'the running transaction’s event, not the committed one');
+      } finally {
+        stream.close();
+      }
+    } finally {
+      await writer.query('rollback').catch(() => undefined);
+      await writer.end();
     }
   });
 });

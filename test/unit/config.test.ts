@@ -62,6 +62,17 @@ describe('config: the event log', () => {
     assert.equal(loadConfig({ PARLEY_EVENT_RETENTION_DAYS: '30' }).eventRetentionMs, 30 * day);
     for (const bad of ['0', 'week', '1.5', '4000']) assert.throws(() => loadConfig({ PARLEY_EVENT_RETENTION_DAYS: bad }), ConfigError, bad);
   });
+
+  it('caps the live event streams at 100 per app and 10,000 per node unless PARLEY_STREAMS_PER_APP and PARLEY_STREAMS_PER_NODE say otherwise, refusing bad values naming the variable', () => {
+    assert.deepEqual(loadConfig({}).eventStreams, { perApp: 100, perNode: 10_000 });
+    assert.deepEqual(loadConfig({ PARLEY_STREAMS_PER_APP: '5', PARLEY_STREAMS_PER_NODE: '50000' }).eventStreams, { perApp: 5, perNode: 50_000 });
+    assert.deepEqual(loadConfig({ PARLEY_STREAMS_PER_APP: '', PARLEY_STREAMS_PER_NODE: '' }).eventStreams, { perApp: 100, perNode: 10_000 });
+    for (const name of ['PARLEY_STREAMS_PER_APP', 'PARLEY_STREAMS_PER_NODE']) {
+      for (const bad of ['0', '-1', '2.5', 'many', '1000001']) {
+        assert.throws(() => loadConfig({ [name]: bad }), (error: Error) => error instanceof ConfigError && error.message.startsWith(name), `${name}=${bad}`);
+      }
+    }
+  });
 });
 
 describe('config: webhook URLs', () => {

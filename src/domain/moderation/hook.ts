@@ -1,4 +1,4 @@
-import { webhookUrlProblem } from '../webhooks.js';
+import { urlControlProblem, webhookUrlProblem } from '../webhooks.js';
 
 /**
  * The moderation hook's limits (docs/compatibility.md, "Parley extensions"): an app's HTTPS
@@ -37,6 +37,8 @@ const UNSEEN = /[\p{Cc}\p{Cf}\p{Z}\s]/u;
 export function hookUrlProblem(raw: string, allowPrivate: boolean): string | undefined {
   if (raw.length === 0) return 'must not be empty';
   if (raw.length > HOOK_LIMITS.urlLength) return `must be at most ${HOOK_LIMITS.urlLength} characters`;
+  const control = urlControlProblem(raw);
+  if (control) return control;
   if (UNSEEN.test(raw)) return 'must not hold whitespace or control characters';
   let url: URL;
   try {

@@ -1,7 +1,9 @@
 import type { ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { DEFAULT_EVENT_STREAMS, type Config } from '../../../config.js';
 import type { Services } from '../../../container.js';
-import { badRequest } from '../../../domain/errors.js';
+import { AppError, badRequest } from '../../../domain/errors.js';
 import { isTrigger } from '../../../domain/events.js';
 import { errorResponses } from '../../../schemas/common.schema.js';
 import { EventStreamHeaders, EventStreamQuery } from '../../../schemas/events.schema.js';
@@ -12,6 +14,51 @@ import { hijackedReplyClosed } from '../../plugins/in-flight.js';
 const KEEP_ALIVE_MS = 15_000;
 /** A reader this far behind is cut off; it resumes with Last-Event-ID. */
 const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
+/** Seconds a stream refused for the caps is told to wait (Retry-After). */
+const RETRY_AFTER_SECONDS = 5;
+
+/** Streams open at once: per app, and on this node (PARLEY_STREAMS_PER_APP, PARLEY_STREAMS_PER_NODE). */
+export type EventStreamLimits = Config['eventStreams'];
+const LIMITS = Symbol('eventStreamLimits');
+
+/** Sets the caps of the streams of the app (buildApp, before the routes are registered; the defaults otherwise). */
+export function setEventStreamLimits(app: FastifyInstance, limits: EventStreamLimits): void {
+  app.decorate(LIMITS, limits);
+}
+
+/**
+ * The places of the open streams: at most `perApp` per app and `perNode` in all. A place is
+ * taken before the stream does anything and given back once its response closes.
+ */
+class StreamPlaces {
+  private open = 0;
+  private readonly perApp = new Map<string, number>();
+
+  constructor(private readonly limits: EventStreamLimits) {}
+
+  /** Takes a place for the app, or throws ERR_TOO_MANY_REQUESTS; answers the function that gives it back (once). */
+  take(appId: string): () => void {
+    const ofApp = this.perApp.get(appId) ?? 0;
+    if (ofApp >= this.limits.perApp || this.open >= this.limits.perNode) {
+      const scope = ofApp >= this.limits.perApp ? `${this.limits.perApp} per app` : `${this.limits.perNode} on this server`;
+      throw new AppError('ERR_TOO_MANY_REQUESTS', {
+        message: `Too many event streams open at once (at most ${scope}). Close one, or retry after the specified time.`,
+        retryAfter: RETRY_AFTER_SECONDS,
+      });
+    }
+    this.open++;
+    this.perApp.set(appId, ofApp + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.open--;
+      const left = (this.perApp.get(appId) ?? 1) - 1;
+      if (left > 0) this.perApp.set(appId, left);
+      else this.perApp.delete(appId);
+    };
+  }
+}
 
 /**
  * An event's frame (`id`, `event`, and its payload as JSON `data`), written once however many
@@ -34,6 +81,7 @@ function frameOf(event: RenderedEvent): string {
  */
 export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const open = new Set<ServerResponse>();
+  const places = new StreamPlaces((app as unknown as { [LIMITS]?: EventStreamLimits })[LIMITS] ?? DEFAULT_EVENT_STREAMS);
   // Streams never end by themselves: a shutdown ends them (readers resume elsewhere).
   app.addHook('preClose', async () => {
     for (const res of open) res.end();
@@ -47,7 +95,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         tags: ['Events'],
         summary: 'Stream events',
         description:
-          "Server-Sent Events of the app's event log: each event's `id`, its trigger as the `event`, and as `data` the payload a webhook gets (`trigger`, `data`, `appId`, `region`). With `Last-Event-ID`, resumes after that event from the log (within its retention). A fullAccess key. Parley extension: the vendor has no such endpoint.",
+          "Server-Sent Events of the app's event log: each event's `id`, its trigger as the `event`, and as `data` the payload a webhook gets (`trigger`, `data`, `appId`, `region`). Without `Last-Event-ID`, from the events committed after it answers; with it, resumes after that event from the log (within its retention). A fullAccess key. At most 100 streams open per app by default (more: `429 ERR_TOO_MANY_REQUESTS` with `Retry-After`). Parley extension: the vendor has no such endpoint.",
         querystring: EventStreamQuery,
         headers: EventStreamHeaders,
         response: { 200: { description: 'text/event-stream', type: 'string' }, ...errorResponses },
@@ -57,11 +105,25 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       const names = request.query.triggers?.split(',').map((name) => name.trim()).filter(Boolean);
       const unknown = names?.find((name) => !isTrigger(name));
       if (unknown !== undefined) throw badRequest({ triggers: `names an unknown trigger: ${unknown}` });
-      // Without Last-Event-ID the stream starts at the safe id of the moment it answers: an event
-      // committed once the client has the answer is never before it (see EventFeed.ready).
-      const after = request.headers['last-event-id'] ?? String(await services.eventFeed.ready(request.log));
-      reply.hijack();
+      const release = places.take(request.ctx.appId);
       const res = reply.raw;
+      // From here the response's end, however it comes (the client gone, the shutdown, an error
+      // answered), gives the place back and stops the stream's work.
+      const gone = new AbortController();
+      let keepAlive: NodeJS.Timeout | undefined;
+      res.on('close', () => {
+        release();
+        gone.abort();
+        hijackedReplyClosed(request);
+        open.delete(res);
+        clearInterval(keepAlive);
+      });
+      // Without Last-Event-ID the stream starts after every event committed when it answers, and
+      // before every event committed once the client has the answer (EventFeed.startPoint).
+      const from = request.headers['last-event-id'] ?? (await services.eventFeed.startPoint(request.log));
+      // Answered by the stream itself from here (or not at all: the client has gone).
+      reply.hijack();
+      if (gone.signal.aborted || res.destroyed) return;
       res.writeHead(200, {
         ...(reply.getHeaders() as Record<string, string>),
         'content-type': 'text/event-stream; charset=utf-8',
@@ -70,30 +132,21 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       });
       res.write(': parley event stream\n\n');
       open.add(res);
-      let unsubscribe: (() => void) | undefined;
-      let closed = false;
-      const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
-      res.on('close', () => {
-        closed = true;
-        hijackedReplyClosed(request);
-        open.delete(res);
-        clearInterval(keepAlive);
-        unsubscribe?.();
-      });
+      keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
       // The events of one advance of the feed in one write: a write per event per stream was
-      // most of a fan-out's CPU (docs/performance.md).
+      // most of a fan-out's CPU (docs/performance.md). A live reader this far behind is cut off.
       const send = (events: RenderedEvent[]) => {
         res.write(events.length === 1 ? frameOf(events[0]!) : events.map(frameOf).join(''));
         if (res.writableLength > MAX_UNSENT_BYTES) res.destroy();
       };
+      // A catch-up reads its next page once the socket has taken the last (or the client has gone).
+      const drained = () => (res.writableNeedDrain && !res.destroyed ? new Promise<void>((resolve) => drainOrClose(res, resolve)) : undefined);
       try {
-        const remove = await services.eventFeed.subscribe(
-          { appId: request.ctx.appId, ...(names?.length ? { triggers: new Set(names) } : {}), send },
-          after,
+        await services.eventFeed.subscribe(
+          { appId: request.ctx.appId, ...(names?.length ? { triggers: new Set(names) } : {}), send, drained, signal: gone.signal },
+          from,
           request.log,
         );
-        if (closed) remove();
-        else unsubscribe = remove;
       } catch (error) {
         request.log.warn({ err: error }, 'the event stream failed');
         res.destroy();
@@ -101,3 +154,14 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     },
   );
 };
+
+/** Calls `done` once, at the response's next 'drain' or its 'close'. */
+function drainOrClose(res: ServerResponse, done: () => void): void {
+  const finish = () => {
+    res.off('drain', finish);
+    res.off('close', finish);
+    done();
+  };
+  res.on('drain', finish);
+  res.on('close', finish);
+}
