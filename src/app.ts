@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_EVENT_STREAMS, DEFAULT_IMPORT_BODY_LIMIT, DEFAULT_IMPORT_CONCURRENCY, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
 import { createServices, openRateLimitCounters, type Services } from './container.js';
+import type { NotificationEndpoints } from './container-notifications.js';
 import type { Database } from './db/database.js';
 import { withDefaults, type RateLimits } from './domain/rate-limits.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/plugins/error-handler.js';
@@ -42,6 +43,8 @@ export interface BuildAppOptions {
   eventFeedPace?: { pollMs: number; idlePollMs: number };
   /** The key provider secrets are sealed with (see loadSecretKey); a new one per process when absent. */
   secretKey?: Buffer;
+  /** Where the notification providers are (tests' local fakes; see createServices). */
+  notificationEndpoints?: NotificationEndpoints;
 }
 
 /** Rate limits: production's for the classes not given (PARLEY_RATE_LIMITS); counted in memory without a Redis URL. */
@@ -93,6 +96,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     webhookRetry: options.config.webhookRetry,
     ...(options.eventFeedPace ? { eventFeedPace: options.eventFeedPace } : {}),
     ...(options.secretKey ? { secretKey: options.secretKey } : {}),
+    ...(options.notificationEndpoints ? { notificationEndpoints: options.notificationEndpoints } : {}),
   });
   app.addHook('onClose', async () => {
     await services.eventDispatcher.stop();

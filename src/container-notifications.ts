@@ -1,4 +1,5 @@
 import type { Database } from './db/database.js';
+import type { Executor } from './db/transaction.js';
 import type { SecretBox } from './domain/secret-box.js';
 import type { UsersService } from './services/users.service.js';
 import { MutesRepository } from './repositories/notifications/mutes.repository.js';
@@ -16,6 +17,29 @@ import { ChannelProvidersRepository } from './repositories/notifications/channel
 import { PushProvidersRepository } from './repositories/notifications/push-providers.repository.js';
 import { PushProvidersService } from './services/notifications/push-providers.service.js';
 import { ChannelProvidersService } from './services/notifications/channel-providers.service.js';
+import type { RetrySchedule } from './domain/webhooks.js';
+import { EventQueueRepository } from './repositories/events/event-queue.repository.js';
+import { DeliveryLogRepository } from './repositories/events/delivery-log.repository.js';
+import type { RetainedLog } from './services/event-retention.js';
+import { NOTIFICATIONS_QUEUE } from './repositories/events/notification-queue.js';
+import { NotificationSendsRepository } from './repositories/notifications/notification-sends.repository.js';
+import { NotificationsConsumer } from './services/events/notifications.consumer.js';
+import { ApnsClient } from './services/notifications/providers/apns.js';
+import { CustomProviderClient } from './services/notifications/providers/custom.js';
+import { FcmClient } from './services/notifications/providers/fcm.js';
+
+/** Where the providers are, when not theirs (tests' local fakes). */
+export interface NotificationEndpoints {
+  fcmUrl?: string;
+  /** Origins a service account's token_uri may name. */
+  fcmTokenOrigins?: string[];
+  apnsUrl?: string;
+  /** A certificate to trust for apnsUrl. */
+  apnsCa?: string;
+}
+
+/** The time a provider has to answer one send. */
+const PROVIDER_TIMEOUT_MS = 10_000;
 
 /**
  * Notifications' part of the composition root (docs/notifications.md): the app's settings and
@@ -31,9 +55,17 @@ export function createNotifications(
     users: UsersService;
     /** PARLEY_WEBHOOK_ALLOW_PRIVATE: provider URLs may be http and private or loopback hosts. */
     allowPrivate: boolean;
+    /** When failed sends are tried again (the webhooks' schedule). */
+    retry: RetrySchedule;
+    /** Where the providers are (tests point them at local fakes); theirs by default. */
+    endpoints?: NotificationEndpoints;
   },
 ) {
   const db = database.db;
+  // An app's notifications start from the event log's end when it adds its first push provider
+  // (in that transaction): what is sent after it is notified, not the log's past.
+  const notificationQueue = new EventQueueRepository(db, NOTIFICATIONS_QUEUE);
+  const startDelivery = (appId: string, tx: Executor) => notificationQueue.startCursor(appId, tx);
 
   // Who is notified and when: settings, preferences, mutes, time zone, contact details.
   // The app's settings (the defaults until it sets any); users' own values, time zones and contact
@@ -47,7 +79,7 @@ export function createNotifications(
 
   // Push providers (FCM, APNs).
   // FCM and APNs providers, their keys sealed; forDelivery opens them for the delivery engine.
-  const pushProviders = new PushProvidersService({ db, providers: new PushProvidersRepository(db), secrets: deps.secrets });
+  const pushProviders = new PushProvidersService({ db, providers: new PushProvidersRepository(db), secrets: deps.secrets, allowPrivate: deps.allowPrivate, startDelivery });
 
   // SMS and e-mail providers (Twilio, SendGrid) and the custom providers of each channel, their
   // secrets sealed; forDelivery opens them for the delivery engine.
@@ -56,6 +88,7 @@ export function createNotifications(
     providers: new ChannelProvidersRepository(db),
     secrets: deps.secrets,
     allowPrivate: deps.allowPrivate,
+    startDelivery,
   });
 
   // Push tokens and the notification log.
@@ -68,7 +101,48 @@ export function createNotifications(
   const notificationLogRows = new NotificationLogRepository(db);
   const notificationLog = new NotificationLogService({ log: notificationLogRows });
 
+  // Delivery (docs/notifications.md): a consumer of the event log, on the consumers' own
+  // connections, with one client of each provider's protocol for the process.
+  const consumerDb = database.consumerDb;
+  const consumerPreferences = new UserPreferencesRepository(consumerDb);
+  const consumerSettings = new NotificationSettingsService({ db: consumerDb, settings: new NotificationSettingsRepository(consumerDb) });
+  const endpoints = deps.endpoints ?? {};
+  const consumer = new NotificationsConsumer({
+    queue: new EventQueueRepository(consumerDb, NOTIFICATIONS_QUEUE),
+    settings: consumerSettings,
+    preferences: new PreferencesService({ preferences: consumerPreferences, settings: consumerSettings, users: deps.users }),
+    tokens: new PushTokensRepository(consumerDb),
+    pushProviders: new PushProvidersService({ db: consumerDb, providers: new PushProvidersRepository(consumerDb), secrets: deps.secrets, allowPrivate: deps.allowPrivate }),
+    channelProviders: new ChannelProvidersService({ db: consumerDb, providers: new ChannelProvidersRepository(consumerDb), secrets: deps.secrets, allowPrivate: deps.allowPrivate }),
+    sends: new NotificationSendsRepository(consumerDb),
+    log: new NotificationLogRepository(consumerDb),
+    fcm: new FcmClient({ timeoutMs: PROVIDER_TIMEOUT_MS, ...(endpoints.fcmUrl ? { baseUrl: endpoints.fcmUrl } : {}), ...(endpoints.fcmTokenOrigins ? { trustedTokenOrigins: endpoints.fcmTokenOrigins } : {}) }),
+    apns: new ApnsClient({
+      timeoutMs: PROVIDER_TIMEOUT_MS,
+      ...(endpoints.apnsUrl ? { productionUrl: endpoints.apnsUrl, sandboxUrl: endpoints.apnsUrl } : {}),
+      ...(endpoints.apnsCa ? { ca: endpoints.apnsCa } : {}),
+    }),
+    custom: new CustomProviderClient({ allowPrivate: deps.allowPrivate, timeoutMs: PROVIDER_TIMEOUT_MS }),
+    retry: deps.retry,
+    timeoutMs: PROVIDER_TIMEOUT_MS,
+    // Per app, 64 recipients' lanes at once (256 while its providers answer quickly): one app's
+    // large group takes its share, not the process's.
+    limits: { lanesPerTarget: 64, lanesPerAnsweringTarget: 256, quickAnswerMs: 1_000, answeringForMs: 60_000, perRound: 20, fanOutPerApp: 1_000 },
+  });
+
+  // Kept as long as the events (EventRetention): the notifications' deliveries, what each event
+  // was sent to, and the notification log.
+  const deliveryLog = new DeliveryLogRepository(db, NOTIFICATIONS_QUEUE);
+  const sends = new NotificationSendsRepository(db);
+  const retained: RetainedLog[] = [
+    { apps: () => notificationQueue.appsWithCursors(), deleteBefore: (appId, cutoff, batch) => deliveryLog.deleteSettledBefore(appId, cutoff, batch) },
+    { apps: () => notificationQueue.appsWithCursors(), deleteBefore: (appId, cutoff, batch) => sends.deleteOlderThan(appId, cutoff, batch) },
+    { apps: () => notificationLogRows.appsWithEntries(), deleteBefore: (appId, cutoff, batch) => notificationLogRows.deleteOlderThan(appId, cutoff, batch) },
+  ];
+
   return {
+    consumer,
+    retained,
     services: {
       notificationSettings,
       notificationPreferences,

@@ -72,7 +72,7 @@ import { WebhooksService } from './services/webhooks.service.js';
 import { HeldMessagesRepository } from './repositories/message-store/held-messages.repository.js';
 import { BlockedMessagesRepository } from './repositories/moderation/blocked-messages.repository.js';
 import { createModeration } from './container-moderation.js';
-import { createNotifications } from './container-notifications.js';
+import { createNotifications, type NotificationEndpoints } from './container-notifications.js';
 import { SecretBox } from './domain/secret-box.js';
 
 
@@ -143,6 +143,8 @@ export function createServices(
     eventFeedPace?: { pollMs: number; idlePollMs: number };
     /** The key provider secrets are sealed with (see loadSecretKey); tests and tools get one of their own. */
     secretKey?: Buffer;
+    /** Where the notification providers are (tests' local fakes). */
+    notificationEndpoints?: NotificationEndpoints;
   } = {},
 ) {
   const db = database.db;
@@ -304,6 +306,8 @@ export function createServices(
     secrets: new SecretBox(options.secretKey ?? crypto.randomBytes(32)),
     users,
     allowPrivate: options.webhookAllowPrivate ?? false,
+    retry: options.webhookRetry ?? DEFAULT_RETRY_SCHEDULE,
+    ...(options.notificationEndpoints ? { endpoints: options.notificationEndpoints } : {}),
   });
   const noteBulkWrite = (rows: number) => database.noteBulkWrite(rows);
   const maxRecords = options.importMaxRecords ?? DEFAULT_IMPORT_MAX_RECORDS;
@@ -350,9 +354,10 @@ export function createServices(
   // The event log's cleanup (the server runs it every minute).
   // Stored texts for messages stored without one (parley messages backfill-texts).
   const messageTextBackfill = new MessageTextBackfill({ db, texts: repositories.messageTexts });
-  const eventRetention = new EventRetention({ events: repositories.events, deliveries: webhookDeliveries, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
+  const eventRetention = new EventRetention({ events: repositories.events, deliveries: webhookDeliveries, logs: notifications.retained, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
   // The event log's consumers (docs/events.md, "Consumers"), delivered by one dispatcher on the
-  // consumers' own connections: the webhooks (docs/webhooks.md). 1,024 lanes at once per
+  // consumers' own connections: the webhooks (docs/webhooks.md) and notifications
+  // (docs/notifications.md). 1,024 lanes at once per
   // process; per webhook 128, or 512 while its endpoint answers quickly: a slow endpoint holds
   // only its smaller share. Claims name a lock held on a session of this process's own, so a
   // process that dies has its lanes taken over within a second or two.
@@ -374,13 +379,13 @@ export function createServices(
     holdLock: (key, log) => database.holdLock(key, log),
     feed: eventFeed,
     payloads: eventPayloads,
-    consumers: [webhooksConsumer],
+    consumers: [webhooksConsumer, notifications.consumer],
     limits: dispatcherLimits(DELIVERY_LIMITS),
     // The queue's tables analysed after its first 1,000 deliveries, then about each time they
     // double: their statements' plans need statistics, which autovacuum may not give in time.
     statistics: new TableStatistics({ analyze: () => webhookQueue.analyze(), firstAfter: 1_000, what: 'ANALYZE of the event queue' }),
   });
-  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, eventDispatcher, /** The event dispatcher, by the name it had while webhooks were its one consumer. */ webhookDispatcher: eventDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, moderationLifecycle: moderation.lifecycle, ...moderation.services, ...notifications.services };
+  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, eventDispatcher, /** The event dispatcher, by the name it had while webhooks were its one consumer. */ webhookDispatcher: eventDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, moderationLifecycle: moderation.lifecycle, ...moderation.services, ...notifications.services, notificationRetained: notifications.retained };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -2,6 +2,12 @@ import type { Logger } from '../domain/context.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
 import type { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository.js';
 
+/** A log kept as long as the events (a consumer's delivery log, the notification log): its apps, and the delete of one app's old entries. */
+export interface RetainedLog {
+  apps(): Promise<string[]>;
+  deleteBefore(appId: string, cutoff: Date, batch: number): Promise<number>;
+}
+
 /** Events deleted by one statement of the cleanup: small, so it never holds many row locks or a long transaction. */
 const BATCH = 1_000;
 
@@ -19,6 +25,8 @@ export class EventRetention {
       events: EventsRepository;
       /** The webhook delivery log, kept as long as the events (docs/webhooks.md). */
       deliveries?: WebhookDeliveriesRepository;
+      /** Other logs kept as long as the events (notifications': docs/notifications.md). */
+      logs?: readonly RetainedLog[];
       retentionMs: number;
       now?: () => number;
     },
@@ -39,6 +47,12 @@ export class EventRetention {
     for (const appId of deliveries ? await deliveries.appsWithCursors() : []) {
       total += await this.inBatches(() => deliveries!.deleteSettledBefore(appId, cutoff, BATCH));
       if (this.stopped) return total;
+    }
+    for (const log of this.deps.logs ?? []) {
+      for (const appId of await log.apps()) {
+        total += await this.inBatches(() => log.deleteBefore(appId, cutoff, BATCH));
+        if (this.stopped) return total;
+      }
     }
     return total;
   }

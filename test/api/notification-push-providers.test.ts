@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { silentLogger } from '../../src/domain/context.js';
-import { providerFor } from '../../src/domain/notifications/push-providers.js';
+import { checkServiceAccount, providerFor } from '../../src/domain/notifications/push-providers.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { body, createTestApp, errorCode, type TestApp } from '../helpers/app.js';
 
@@ -212,7 +212,8 @@ describe('FCM providers', () => {
       [serviceAccount({ client_email: 'not-an-email' }), 'serviceAccountCreds.client_email'],
       [serviceAccount({ client_email: 7 }), 'serviceAccountCreds.client_email'],
       [serviceAccount({ private_key_id: 'bad id!' }), 'serviceAccountCreds.private_key_id'],
-      [serviceAccount({ token_uri: 'http://169.254.169.254/token' }), 'serviceAccountCreds.token_uri'],
+      // (http ones are refused unless the deployment allows private addresses, as this test app does: see below.)
+      [serviceAccount({ token_uri: 'ftp://169.254.169.254/token' }), 'serviceAccountCreds.token_uri'],
       [serviceAccount({ private_key: undefined }), 'serviceAccountCreds.private_key'],
       [serviceAccount({ private_key: pem.slice(0, pem.length - 60) }), 'serviceAccountCreds.private_key'],
       [serviceAccount({ private_key: pem.slice(0, 200) }), 'serviceAccountCreds.private_key'],
@@ -229,6 +230,10 @@ describe('FCM providers', () => {
       [serviceAccount({ private_key: 12 }), 'serviceAccountCreds.private_key'],
     ];
     for (const [creds, field] of cases) await refused(app, 'POST', FCM, fcmBody('prod', { serviceAccountCreds: creds }), 400, 'ERR_BAD_REQUEST', field);
+    // Where private addresses are not allowed (production), an http token_uri is refused too.
+    const http = checkServiceAccount(serviceAccount({ token_uri: 'http://169.254.169.254/token' }), 'serviceAccountCreds', false);
+    assert.deepEqual('problems' in http && Object.keys(http.problems), ['serviceAccountCreds.token_uri']);
+    assert.ok('account' in checkServiceAccount(serviceAccount({ token_uri: 'http://127.0.0.1:9/token' }), 'serviceAccountCreds', true));
     await refused(app, 'POST', FCM, { providerId: 'prod' }, 400, 'ERR_BAD_REQUEST', 'serviceAccountCreds');
     await refused(app, 'POST', FCM, { serviceAccountCreds: serviceAccount() }, 400, 'ERR_BAD_REQUEST', 'providerId');
     for (const providerId of ['', 'has space', 'dots.not', 'x'.repeat(101), 'ü', 7]) {

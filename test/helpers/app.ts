@@ -4,6 +4,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 import type { Services } from '../../src/container.js';
+import type { NotificationEndpoints } from '../../src/container-notifications.js';
 import type { Database } from '../../src/db/database.js';
 import { silentLogger } from '../../src/domain/context.js';
 import type { RateLimits } from '../../src/domain/rate-limits.js';
@@ -51,17 +52,20 @@ export type TestConfig = Partial<Pick<Config, 'domain' | 'webhookAllowPrivate' |
   clock?: () => number;
   /** The event feed's polling (see createServices). */
   eventFeedPace?: { pollMs: number; idlePollMs: number };
+  /** Where the notification providers are: local fakes (see createServices). */
+  notificationEndpoints?: NotificationEndpoints;
 };
 
 export async function createTestApp(options: TestConfig = {}, databaseOptions: TestDatabaseOptions = {}): Promise<TestApp> {
   const testDb = await createTestDatabase(databaseOptions);
-  const { clock, eventFeedPace, ...config } = options;
+  const { clock, eventFeedPace, notificationEndpoints, ...config } = options;
   const { app, services } = await buildApp({
     // Webhooks may call loopback receivers in tests (PARLEY_WEBHOOK_ALLOW_PRIVATE=1) unless a test says otherwise.
     config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024, webhookAllowPrivate: true, ...config },
     database: testDb.database,
     clock,
     ...(eventFeedPace ? { eventFeedPace } : {}),
+    ...(notificationEndpoints ? { notificationEndpoints } : {}),
     logger: process.env.PARLEY_TEST_LOG ? { level: process.env.PARLEY_TEST_LOG } : false,
   });
   const newApp = (name: string) => services.apps.create({ appId: '', requestId: 'test', log: silentLogger }, { name });

@@ -98,7 +98,8 @@ const PRIVATE_KEY_ID = /^[A-Za-z0-9_-]{1,128}$/;
  * node:crypto loads, 2048 bits at least), and `type` "service_account" when it says a type (the
  * vendor's schema names no `type`). The problems are named by field under `field`.
  */
-export function checkServiceAccount(raw: unknown, field = 'serviceAccountCreds'): { account: FcmServiceAccount } | { problems: ErrorDetails } {
+/** `allowHttp`: the deployment lets providers be called over http (PARLEY_WEBHOOK_ALLOW_PRIVATE): a token_uri may be http. */
+export function checkServiceAccount(raw: unknown, field = 'serviceAccountCreds', allowHttp = false): { account: FcmServiceAccount } | { problems: ErrorDetails } {
   let value = raw;
   if (typeof value === 'string') {
     if (value.length > PUSH_PROVIDER_LIMITS.serviceAccountChars) return fail(field, `must be at most ${PUSH_PROVIDER_LIMITS.serviceAccountChars} characters`);
@@ -131,8 +132,8 @@ export function checkServiceAccount(raw: unknown, field = 'serviceAccountCreds')
   const projectId = text('project_id', PROJECT_ID, 'a Firebase project id', true);
   const clientEmail = text('client_email', EMAIL, 'the service account’s e-mail address', true);
   const privateKeyId = text('private_key_id', PRIVATE_KEY_ID, 'the key’s id (letters, digits, - and _)', false);
-  if (typeof source.token_uri === 'string' ? !isHttpsUrl(source.token_uri) : source.token_uri !== undefined) {
-    problems[`${field}.token_uri`] = 'must be an https URL';
+  if (typeof source.token_uri === 'string' ? !isHttpsUrl(source.token_uri, allowHttp) : source.token_uri !== undefined) {
+    problems[`${field}.token_uri`] = allowHttp ? 'must be an http or https URL' : 'must be an https URL';
   }
   const key = source.private_key === undefined ? { problem: 'is required' } : rsaPrivateKey(source.private_key);
   if (typeof key !== 'string') problems[`${field}.private_key`] = key.problem;
@@ -232,10 +233,11 @@ function signsAndVerifies(key: crypto.KeyObject): boolean {
   }
 }
 
-function isHttpsUrl(value: string): boolean {
+function isHttpsUrl(value: string, allowHttp: boolean): boolean {
   if (value.length > PUSH_PROVIDER_LIMITS.fieldLength) return false;
   try {
-    return new URL(value).protocol === 'https:';
+    const { protocol } = new URL(value);
+    return protocol === 'https:' || (allowHttp && protocol === 'http:');
   } catch {
     return false;
   }

@@ -15,7 +15,7 @@ export interface ConsumerQueue {
   /** `(app_id, target)` of the targets whose lanes may be claimed now (e.g. enabled webhooks). */
   targets: RawBuilder<unknown>;
   /**
-   * The fan-out: from the events `batch b` (app_id, id, trigger, conversation_id, created_at),
+   * The fan-out: from the events `batch b` (app_id, id, trigger, conversation_id, message_id, created_at),
    * the deliveries to make, as rows of (app_id, consumer, target, event_id, item, trigger, lane),
    * in (app_id, target, event_id) order. It may lock what a delivery must not outlive.
    */
@@ -107,9 +107,9 @@ export class EventQueueRepository {
         order by app_id for update skip locked
       ),
       batch as (
-        select c.app_id, e.id, e.trigger, e.conversation_id, e.created_at
+        select c.app_id, e.id, e.trigger, e.conversation_id, e.message_id, e.created_at
         from claimed c cross join lateral (
-          select e.id, e.trigger, e.conversation_id, e.created_at from events e
+          select e.id, e.trigger, e.conversation_id, e.message_id, e.created_at from events e
           where e.app_id = c.app_id and e.id > c.event_id and e.id <= ${safeId}::bigint
           order by e.id limit ${perApp}) e
       ),

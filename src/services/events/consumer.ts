@@ -35,6 +35,8 @@ export interface AttemptResult {
 
 /** A target opened for a round: it makes the round's attempts. */
 export interface RoundTarget {
+  /** Reads at once what the round's attempts need (their events rendered), before the first. */
+  prepare?(items: ReadonlyArray<{ delivery: PendingDelivery; event: RenderedEvent }>): Promise<void>;
   attempt(delivery: PendingDelivery, event: RenderedEvent): Promise<AttemptResult>;
 }
 

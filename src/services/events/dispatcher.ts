@@ -309,6 +309,13 @@ export class EventDispatcher {
       const events = [...pending.values()].flatMap((list) => list.flatMap((p) => (p.event ? [p.event] : [])));
       const rendered = new Map<string, RenderedEvent>();
       for (const event of await this.deps.payloads.render(events)) rendered.set(event.id, event);
+      if (open.prepare) {
+        const items = [...pending.values()].flatMap((list) => list.flatMap((delivery) => {
+          const event = rendered.get(delivery.event_id);
+          return event ? [{ delivery, event }] : [];
+        }));
+        await open.prepare(items);
+      }
       await Promise.all(
         [...pending].map(async ([lane, deliveries]) => {
           for (const delivery of deliveries) {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { withTransaction } from '../../db/transaction.js';
+import { withTransaction, type Executor } from '../../db/transaction.js';
 import type { RequestContext } from '../../domain/context.js';
 import { AppError, badRequest } from '../../domain/errors.js';
 import {
@@ -90,6 +90,8 @@ export class ChannelProvidersService {
       secrets: SecretBox;
       /** PARLEY_WEBHOOK_ALLOW_PRIVATE: custom providers' URLs may be http and private or loopback hosts. */
       allowPrivate: boolean;
+      /** Starts the app's notifications from the event log, in the transaction that saves its first custom push provider. */
+      startDelivery?: (appId: string, tx: Executor) => Promise<void>;
     },
   ) {}
 
@@ -229,6 +231,7 @@ export class ChannelProvidersService {
         onlyStoredContact: checked.onlyStoredContact ?? base?.onlyStoredContact ?? false,
       };
       checkBasicAuth(values.useBasicAuth, values.username !== null, values.passwordSealed !== null);
+      if (channel === 'push') await this.deps.startDelivery?.(appId, tx);
       return this.deps.providers.upsertCustom(appId, channel, values, tx);
     }, ctx.log);
     return customView(stored);

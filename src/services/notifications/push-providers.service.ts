@@ -92,6 +92,10 @@ export class PushProvidersService {
       db: Kysely<DB>;
       providers: PushProvidersRepository;
       secrets: SecretBox;
+      /** PARLEY_WEBHOOK_ALLOW_PRIVATE: a service account's token_uri may be http. */
+      allowPrivate?: boolean;
+      /** Starts the app's notifications from the event log, in the transaction that adds a provider. */
+      startDelivery?: (appId: string, tx: Tx) => Promise<void>;
     },
   ) {}
 
@@ -104,7 +108,7 @@ export class PushProvidersService {
   async addFcm(ctx: RequestContext, input: FcmProviderInput): Promise<ProvidersChanged<FcmProviderView>> {
     const providerId = checkedProviderId(input.providerId);
     const problems: ErrorDetails = {};
-    const account = input.serviceAccountCreds === undefined ? undefined : serviceAccountOf(input.serviceAccountCreds, problems);
+    const account = input.serviceAccountCreds === undefined ? undefined : serviceAccountOf(input.serviceAccountCreds, problems, this.deps.allowPrivate ?? false);
     if (input.serviceAccountCreds === undefined) problems.serviceAccountCreds = 'is required';
     checkFilename(input.serviceAccountFilename, 'serviceAccountFilename', problems);
     if (Object.keys(problems).length > 0 || !account) throw badRequest(problems);
@@ -119,7 +123,7 @@ export class PushProvidersService {
   async updateFcm(ctx: RequestContext, input: FcmProviderInput): Promise<ProvidersChanged<FcmProviderView>> {
     const providerId = checkedProviderId(input.providerId);
     const problems: ErrorDetails = {};
-    const account = input.serviceAccountCreds === undefined ? undefined : serviceAccountOf(input.serviceAccountCreds, problems);
+    const account = input.serviceAccountCreds === undefined ? undefined : serviceAccountOf(input.serviceAccountCreds, problems, this.deps.allowPrivate ?? false);
     checkFilename(input.serviceAccountFilename, 'serviceAccountFilename', problems);
     if (Object.keys(problems).length > 0) throw badRequest(problems);
     if (input.serviceAccountCreds === undefined && input.serviceAccountFilename === undefined && input.notificationInPayload === undefined) {
@@ -276,6 +280,7 @@ export class PushProvidersService {
           throw new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: PUSH_PROVIDER_LIMITS.perApp, what: `${LABEL[kind]} providers per app` } });
         }
         await create(tx, !(await providers.hasDefault(ctx.appId, kind, tx)));
+        await this.deps.startDelivery?.(ctx.appId, tx);
       });
     } catch (error) {
       if (error instanceof UniqueViolation) throw alreadyExists(kind, providerId);
@@ -323,8 +328,8 @@ export class PushProvidersService {
   }
 }
 
-function serviceAccountOf(raw: unknown, problems: ErrorDetails): FcmServiceAccount | undefined {
-  const checked = checkServiceAccount(raw);
+function serviceAccountOf(raw: unknown, problems: ErrorDetails, allowHttp: boolean): FcmServiceAccount | undefined {
+  const checked = checkServiceAccount(raw, 'serviceAccountCreds', allowHttp);
   if ('problems' in checked) {
     Object.assign(problems, checked.problems);
     return undefined;

@@ -1,0 +1,243 @@
+import { silentLogger, type RequestContext } from '../../domain/context.js';
+import { extended } from '../../domain/objects.js';
+import { mentions, messageKind, notificationOf, type NotificationDetails, type NotifiedMessage } from '../../domain/notifications/payload.js';
+import type { NotificationLogEntry } from '../../domain/notifications/log.js';
+import { notificationSkipReason, type AppNotificationSettings, type ConversationType, type SkipReason } from '../../domain/notifications/preferences.js';
+import { providerFor, type PushProvidersForDelivery } from '../../domain/notifications/push-providers.js';
+import type { PushTarget } from '../../domain/notifications/push-tokens.js';
+import type { RetrySchedule } from '../../domain/webhooks.js';
+import type { EventQueueRepository, PendingDelivery } from '../../repositories/events/event-queue.repository.js';
+import type { NotificationLogRepository } from '../../repositories/notifications/notification-log.repository.js';
+import type { NotificationSendsRepository } from '../../repositories/notifications/notification-sends.repository.js';
+import type { PushTokensRepository } from '../../repositories/notifications/push-tokens.repository.js';
+import type { RenderedEvent } from '../event-payloads.js';
+import type { ChannelProvidersService, CustomProviderForDelivery } from '../notifications/channel-providers.service.js';
+import type { NotificationSettingsService } from '../notifications/notification-settings.service.js';
+import type { NotificationRecipient, PreferencesService } from '../notifications/preferences.service.js';
+import type { PushProvidersService } from '../notifications/push-providers.service.js';
+import type { ApnsClient } from '../notifications/providers/apns.js';
+import type { CustomProviderClient } from '../notifications/providers/custom.js';
+import type { FcmClient } from '../notifications/providers/fcm.js';
+import type { DeliveryResult } from '../notifications/providers/types.js';
+import type { AttemptResult, ConsumerLimits, EventConsumer, RoundTarget } from './consumer.js';
+
+/** The log's reason for each way a recipient's preferences say no. */
+const REASONS: Record<SkipReason, (kind: string) => 'MESSAGES_PREFERENCE' | 'REPLIES_PREFERENCE' | 'QUOTED_REPLIES_PREFERENCE' | 'MUTE_PREFERENCE' | 'DND_PREFERENCE' | 'SCHEDULE_PREFERENCE'> = {
+  preference: (kind) => (kind === 'reply' ? 'REPLIES_PREFERENCE' : kind === 'quotedReply' ? 'QUOTED_REPLIES_PREFERENCE' : 'MESSAGES_PREFERENCE'),
+  muted: () => 'MUTE_PREFERENCE',
+  dnd: () => 'DND_PREFERENCE',
+  schedule: () => 'SCHEDULE_PREFERENCE',
+};
+
+/** What a round of one app's push deliveries reads once (see prepare). */
+interface Round {
+  ctx: RequestContext;
+  settings: AppNotificationSettings;
+  providers: PushProvidersForDelivery;
+  custom: CustomProviderForDelivery | undefined;
+  /** Per conversation key (type and id as the recipient sees it), its recipients. */
+  recipients: Map<string, Map<string, NotificationRecipient>>;
+  tokens: Map<string, PushTarget[]>;
+}
+
+/**
+ * Notifications as a consumer of the event log (docs/notifications.md): a delivery is one
+ * message's notification to one recipient (NOTIFICATIONS_QUEUE). An attempt decides with the
+ * recipient's preferences (what they want, muted conversations, do not disturb and their
+ * schedule in their time zone), then sends to each of their device tokens through its provider
+ * (FCM, APNs) and to the app's custom push provider, each once (NotificationSendsRepository),
+ * logging every notification, sent or not. A token the provider says is gone is removed; a send
+ * that failed in passing makes the attempt fail, to be retried for the tokens it did not reach.
+ */
+export class NotificationsConsumer implements EventConsumer {
+  readonly queue: EventQueueRepository;
+  readonly limits: ConsumerLimits;
+  readonly retry: RetrySchedule;
+  readonly attemptTimeoutMs: number;
+
+  constructor(
+    private readonly deps: {
+      queue: EventQueueRepository;
+      settings: NotificationSettingsService;
+      preferences: PreferencesService;
+      tokens: PushTokensRepository;
+      pushProviders: PushProvidersService;
+      channelProviders: ChannelProvidersService;
+      sends: NotificationSendsRepository;
+      log: NotificationLogRepository;
+      fcm: FcmClient;
+      apns: ApnsClient;
+      custom: CustomProviderClient;
+      retry: RetrySchedule;
+      /** The longest one provider's send may take. */
+      timeoutMs: number;
+      limits: ConsumerLimits;
+    },
+  ) {
+    this.queue = deps.queue;
+    this.limits = deps.limits;
+    this.retry = deps.retry;
+    // An attempt sends to each of a recipient's tokens in turn (at most a few).
+    this.attemptTimeoutMs = deps.timeoutMs * 4;
+  }
+
+  async open(appId: string): Promise<RoundTarget | undefined> {
+    let round: Round | undefined;
+    return {
+      prepare: async (items) => {
+        round = await this.prepare(appId, items);
+      },
+      attempt: async (delivery, event) => this.attempt(round!, delivery, event),
+    };
+  }
+
+  close(): void {
+    this.deps.fcm.close();
+    this.deps.apns.close();
+    this.deps.custom.close();
+  }
+
+  /** The app's settings and providers, and every recipient's preferences and tokens, for a round. */
+  private async prepare(appId: string, items: ReadonlyArray<{ delivery: PendingDelivery; event: RenderedEvent }>): Promise<Round> {
+    const ctx: RequestContext = { appId, requestId: 'notifications', log: silentLogger };
+    const [settings, providers, channels] = await Promise.all([
+      this.deps.settings.get(ctx),
+      this.deps.pushProviders.forDelivery(ctx),
+      this.deps.channelProviders.forDelivery(ctx),
+    ]);
+    const byConversation = new Map<string, { conversation: { type: ConversationType; id: string }; uids: Set<string> }>();
+    for (const { delivery, event } of items) {
+      const message = messageOf(event);
+      if (!message) continue;
+      const conversation = conversationFor(message);
+      const key = `${conversation.type}:${conversation.id}`;
+      const entry = byConversation.get(key) ?? { conversation, uids: new Set<string>() };
+      entry.uids.add(delivery.item);
+      byConversation.set(key, entry);
+    }
+    const recipients = new Map<string, Map<string, NotificationRecipient>>();
+    for (const [key, { conversation, uids }] of byConversation) recipients.set(key, await this.deps.preferences.recipients(ctx, [...uids], conversation));
+    const uids = [...new Set(items.map((item) => item.delivery.item))];
+    const tokens = await this.deps.tokens.tokensOf(appId, uids);
+    return { ctx, settings, providers, custom: channels.push.custom, recipients, tokens };
+  }
+
+  /** One message's notification to one recipient: decided, then sent to each of their tokens once. */
+  private async attempt(round: Round, delivery: PendingDelivery, event: RenderedEvent): Promise<AttemptResult> {
+    const started = Date.now();
+    const message = messageOf(event);
+    const uid = delivery.item;
+    if (!message) return { ok: true, status: null, error: 'not a message event', retry: false };
+    const conversation = conversationFor(message);
+    const recipient = round.recipients.get(`${conversation.type}:${conversation.id}`)?.get(uid);
+    // Deactivated or deleted since: nobody to notify.
+    if (!recipient) return { ok: true, status: null, error: 'the recipient no longer exists', retry: false };
+    const kind = messageKind(message);
+    const mentioned = mentions(message, uid);
+    const base = {
+      processingStartedAtMS: started,
+      channel: 'push' as const,
+      trigger: 'after_message' as const,
+      messageId: String(message.id),
+      messageSentAtMS: message.sentAt * 1000,
+      messageCategory: message.category === 'custom' ? ('custom' as const) : ('message' as const),
+      messageType: message.type,
+      sender: message.sender,
+      receiver: message.receiver,
+      receiverType: message.receiverType,
+      ...(message.receiverType === 'group' ? { member: uid } : {}),
+    };
+    const entries: NotificationLogEntry[] = [];
+    const skip = notificationSkipReason(recipient, { conversationType: conversation.type, kind, mentioned, ownMessage: false }, new Date());
+    if (skip) {
+      entries.push(extended(base, { processingEndedAtMS: Date.now(), notificationTriggered: false as const, reason: REASONS[skip](kind) }));
+      await this.deps.log.record(round.ctx.appId, entries);
+      return { ok: true, status: null, error: null, retry: false };
+    }
+    const details = notificationOf(round.settings, message, { privacy: recipient.preferences.usePrivacyTemplate, mentioned });
+    let again: DeliveryResult | undefined;
+    const sent = async (key: string, send: () => Promise<{ result: DeliveryResult; entry: Omit<NotificationLogEntry, 'notificationTriggered' | 'processingStartedAtMS' | 'processingEndedAtMS' | 'success' | 'reason'> }>) => {
+      if (!(await this.deps.sends.claim(round.ctx.appId, delivery.event_id, key))) return;
+      const at = Date.now();
+      const { result, entry } = await send();
+      if (result.outcome === 'retry') {
+        await this.deps.sends.release(round.ctx.appId, delivery.event_id, key);
+        again = result;
+      }
+      const failure = result.outcome === 'delivered' ? {} : { error: result.error ?? result.outcome };
+      entries.push(Object.assign({}, entry, { processingStartedAtMS: at, processingEndedAtMS: Date.now(), notificationTriggered: true as const, success: result.outcome === 'delivered' }, failure));
+    };
+    for (const token of (round.tokens.get(uid) ?? []).filter((t) => t.tokenType === 'chat')) {
+      const list = token.kind === 'fcm' ? round.providers.fcm : round.providers.apns;
+      const provider = providerFor<(typeof list)[number]>(list, token.providerId ?? undefined);
+      const tokenBase = extended(base, { provider: token.kind, tokenType: token.platform, pushToken: token.token });
+      if (!provider) {
+        entries.push(extended(tokenBase, { processingEndedAtMS: Date.now(), notificationTriggered: false as const, reason: 'INVALID_PUSH_PROVIDER_ID' as const, ...(token.providerId ? { providerId: token.providerId } : {}) }));
+        continue;
+      }
+      await sent(token.token, async () => {
+        const result = provider.kind === 'fcm'
+          ? await this.deps.fcm.send(provider.serviceAccount, fcmMessage(token, details, message, provider.notificationInPayload[platformFamily(token.platform)].chat))
+          : await this.deps.apns.send(
+              { keyId: provider.keyId, teamId: provider.teamId, bundleId: provider.bundleId, privateKey: provider.p8Key, production: provider.productionMode },
+              {
+                deviceToken: token.token,
+                pushType: 'alert',
+                alert: { title: details.title, body: details.body },
+                sound: 'default',
+                threadId: details.conversationId,
+                ...(provider.includeContentAvailable ? { contentAvailable: true } : {}),
+                ...(provider.includeMutableContent ? { mutableContent: true } : {}),
+                custom: { notificationDetails: details },
+              },
+            );
+        if (result.outcome === 'invalid-recipient') await this.deps.tokens.removeInvalid(round.ctx.appId, token.token, token.updatedAt);
+        return { result, entry: extended(tokenBase, { providerId: provider.providerId, payload: { title: details.title, body: details.body } }) };
+      });
+    }
+    const custom = round.custom;
+    if (custom) {
+      await sent('custom', async () => ({
+        result: await this.deps.custom.send(
+          { url: custom.url, ...(custom.basicAuth ? { basicAuth: custom.basicAuth } : {}) },
+          'push',
+          { to: { uid }, notificationDetails: extended(details, { message: event.payload.data as Record<string, unknown> }) },
+          { id: delivery.id, attempt: delivery.attempts + 1 },
+        ),
+        entry: extended(base, { provider: 'custom' as const, payload: { title: details.title, body: details.body } }),
+      }));
+    }
+    if (entries.length > 0) await this.deps.log.record(round.ctx.appId, entries);
+    const retry = again as DeliveryResult | undefined;
+    if (retry) return { ok: false, status: retry.status, error: retry.error, retry: true, ...(retry.retryAfterMs !== undefined ? { retryAfterMs: retry.retryAfterMs } : {}) };
+    return { ok: true, status: null, error: null, retry: false };
+  }
+}
+
+/** The event's message, when it is a message event. */
+function messageOf(event: RenderedEvent): NotifiedMessage | undefined {
+  const data = event.payload.data as { message?: NotifiedMessage } | undefined;
+  return data?.message;
+}
+
+/** The conversation as the recipient's mutes name it: the group, or (1:1) the sender. */
+function conversationFor(message: NotifiedMessage): { type: ConversationType; id: string } {
+  return message.receiverType === 'group' ? { type: 'group', id: message.receiver } : { type: 'oneOnOne', id: message.sender };
+}
+
+function platformFamily(platform: string): 'ios' | 'android' | 'web' {
+  return platform.includes('ios') ? 'ios' : platform.includes('web') ? 'web' : 'android';
+}
+
+/** An FCM v1 message: the details as data (strings), and FCM's `notification` when the provider asks for it on the platform. */
+function fcmMessage(token: PushTarget, details: NotificationDetails, message: NotifiedMessage, withNotification: boolean) {
+  const data: Record<string, string> = {};
+  for (const [key, value] of Object.entries(details)) data[key] = String(value);
+  data.messageId = String(message.id);
+  return {
+    token: token.token,
+    data,
+    ...(withNotification ? { notification: { title: details.title, body: details.body } } : {}),
+    android: { priority: 'high', collapse_key: details.tag },
+  };
+}
