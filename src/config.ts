@@ -62,6 +62,12 @@ export interface Config {
    * characters); when absent, one is made in the data dir (docs/notifications.md).
    */
   secretKey: string | undefined;
+  /**
+   * Where the notification providers are, when not theirs (a proxy, a test's fakes):
+   * PARLEY_FCM_URL, PARLEY_FCM_TOKEN_ORIGINS (origins a service account's token_uri may name,
+   * comma-separated), PARLEY_APNS_URL, PARLEY_APNS_CA_FILE (a certificate to trust for it).
+   */
+  notificationEndpoints: { fcmUrl?: string; fcmTokenOrigins?: string[]; apnsUrl?: string; apnsCaFile?: string };
 }
 
 export interface DatabaseTimeouts {
@@ -141,6 +147,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookTimeoutMs: intVar(env, 'PARLEY_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 100, 60_000),
     webhookRetry: retryScheduleVar(env),
     secretKey: env.PARLEY_SECRET_KEY || undefined,
+    notificationEndpoints: {
+      ...(env.PARLEY_FCM_URL ? { fcmUrl: urlVar('PARLEY_FCM_URL', env.PARLEY_FCM_URL) } : {}),
+      ...(env.PARLEY_FCM_TOKEN_ORIGINS ? { fcmTokenOrigins: env.PARLEY_FCM_TOKEN_ORIGINS.split(',').map((origin) => new URL(urlVar('PARLEY_FCM_TOKEN_ORIGINS', origin.trim())).origin) } : {}),
+      ...(env.PARLEY_APNS_URL ? { apnsUrl: urlVar('PARLEY_APNS_URL', env.PARLEY_APNS_URL) } : {}),
+      ...(env.PARLEY_APNS_CA_FILE ? { apnsCaFile: env.PARLEY_APNS_CA_FILE } : {}),
+    },
   };
   const merged = { ...config, ...definedOnly(overrides) };
   if (overrides.region !== undefined) merged.region = regionVar(overrides.region);
@@ -150,6 +162,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError('PARLEY_TLS_CERT and PARLEY_TLS_KEY must be set together.');
   }
   return merged;
+}
+
+/** An http(s) URL, or ConfigError naming the variable. */
+function urlVar(name: string, value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'https:' || url.protocol === 'http:') return value;
+  } catch {
+    // refused below
+  }
+  throw new ConfigError(`${name} must be an http or https URL (got ${JSON.stringify(value)}).`);
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

@@ -109,10 +109,17 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
     if (secret.source !== 'environment' && config.databaseUrl) {
       log.warn('PARLEY_SECRET_KEY is not set: provider secrets are sealed with this node’s own key, which other nodes do not have');
     }
+    const endpoints = config.notificationEndpoints;
     const parley = await buildApp({
       config,
       database,
       secretKey: secret.key,
+      notificationEndpoints: {
+        ...(endpoints.fcmUrl ? { fcmUrl: endpoints.fcmUrl } : {}),
+        ...(endpoints.fcmTokenOrigins ? { fcmTokenOrigins: endpoints.fcmTokenOrigins } : {}),
+        ...(endpoints.apnsUrl ? { apnsUrl: endpoints.apnsUrl } : {}),
+        ...(endpoints.apnsCaFile ? { apnsCa: fs.readFileSync(endpoints.apnsCaFile, 'utf8') } : {}),
+      },
       logger: undefined,
       loggerInstance: log,
       https: tls && { key: tls.key, cert: tls.cert },

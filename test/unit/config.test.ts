@@ -107,4 +107,18 @@ describe('config: webhook URLs', () => {
   it('refuses a PARLEY_WEBHOOK_ALLOW_PRIVATE that is not 0 or 1, naming it', () => {
     assert.throws(() => loadConfig({ PARLEY_WEBHOOK_ALLOW_PRIVATE: 'maybe' }), (error: Error) => error instanceof ConfigError && /PARLEY_WEBHOOK_ALLOW_PRIVATE/.test(error.message));
   });
+
+  it('reads where the notification providers are, and refuses what is not an http(s) URL, naming it', () => {
+    assert.deepEqual(loadConfig({}).notificationEndpoints, {});
+    const config = loadConfig({ PARLEY_FCM_URL: 'http://127.0.0.1:9100', PARLEY_FCM_TOKEN_ORIGINS: 'http://127.0.0.1:9100/token, https://oauth2.googleapis.com', PARLEY_APNS_URL: 'https://127.0.0.1:9200', PARLEY_APNS_CA_FILE: '/etc/ca.pem' });
+    assert.deepEqual(config.notificationEndpoints, {
+      fcmUrl: 'http://127.0.0.1:9100',
+      fcmTokenOrigins: ['http://127.0.0.1:9100', 'https://oauth2.googleapis.com'],
+      apnsUrl: 'https://127.0.0.1:9200',
+      apnsCaFile: '/etc/ca.pem',
+    });
+    for (const [name, value] of [['PARLEY_FCM_URL', 'ftp://x'], ['PARLEY_APNS_URL', 'not a url'], ['PARLEY_FCM_TOKEN_ORIGINS', 'https://ok.example,file:///etc']]) {
+      assert.throws(() => loadConfig({ [name!]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name!));
+    }
+  });
 });

@@ -160,7 +160,9 @@ export class NotificationsConsumer implements EventConsumer {
       if (!(await this.deps.sends.claim(round.ctx.appId, delivery.event_id, key))) return;
       const at = Date.now();
       const { result, entry } = await send();
-      if (result.outcome === 'retry') {
+      // Tried again only when the provider answered that it did not take it (429, 5xx): one that
+      // timed out may have, and a token gets an event at most once.
+      if (result.outcome === 'retry' && result.status !== null) {
         await this.deps.sends.release(round.ctx.appId, delivery.event_id, key);
         again = result;
       }

@@ -39,6 +39,8 @@ export interface FakeFcm extends FakeBase {
   exchanges: FcmExchange[];
   /** Sends answered 200 (or scripted). */
   sends: FcmSend[];
+  /** Every well-formed send, whatever it was answered (or left unanswered), in arrival order. */
+  requests: FcmSend[];
   /** Registration tokens answered 404 UNREGISTERED. */
   unregistered: Set<string>;
   /** Answers the next token exchanges take (after the assertion was checked). */
@@ -131,6 +133,7 @@ export async function startFakeFcm(options: { now?: () => number; tokenLifetimeS
     const problem = messageProblem(body);
     if (problem) return invalidArgument(res, problem);
     const message = (body as { message: Record<string, unknown> }).message;
+    fake.requests.push({ projectId, bearer, headers: req.headers, body });
     const scripted = sendScript.next();
     if (scripted) {
       if (scripted.hang) return;
@@ -161,6 +164,7 @@ export async function startFakeFcm(options: { now?: () => number; tokenLifetimeS
     problems,
     exchanges: [],
     sends: [],
+    requests: [],
     unregistered: new Set(),
     hangAll: false,
     hangExchanges: false,

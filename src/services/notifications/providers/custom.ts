@@ -13,6 +13,7 @@
  * `X-Parley-Delivery` and `X-Parley-Attempt`, and Basic auth when the provider has it. Its own
  * pool: a slow endpoint holds no webhook's connections.
  */
+import type { NotificationDetails } from '../../../domain/notifications/payload.js';
 import { signatureHeader } from '../../../domain/webhook-signature.js';
 import { PARLEY_VERSION } from '../../../version.js';
 import { WebhookSender } from '../../webhook-sender.js';
@@ -26,26 +27,12 @@ export const CUSTOM_TRIGGERS = {
   email: 'email-notification-payload-generated',
 } as const satisfies Record<CustomChannel, string>;
 
-/** The push payload's details (NOTES.md §13; the vendor's CometChatNotificationDetails). */
-export interface CustomNotificationDetails {
-  title: string;
-  body: string;
-  sender: string;
-  senderName: string;
-  senderAvatar?: string;
-  receiver: string;
-  receiverName: string;
-  receiverAvatar?: string;
-  receiverType: 'user' | 'group';
-  /** Groups the notifications of one conversation. */
-  tag: string;
-  conversationId: string;
+/** The push payload's details (NOTES.md §13; the vendor's CometChatNotificationDetails): a notification's, with the message and custom data. */
+export type CustomNotificationDetails = Omit<NotificationDetails, 'type'> & {
   type: 'chat' | 'call';
-  /** Unix seconds. */
-  sentAt: number;
   message?: Record<string, unknown>;
   custom?: Record<string, unknown>;
-}
+};
 
 export interface CustomPerson {
   uid: string;
