@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { parseBanner, newDeployment, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
+import { callServer, newDeployment, parseBanner, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
 import { TEST_ENGINE } from '../helpers/db.js';
 import { startFakeFcm, type FakeFcm } from '../helpers/fake-providers/fcm.js';
 
@@ -29,21 +29,10 @@ describe(`push notifications of a killed server (${TEST_ENGINE})`, () => {
     await deployment?.destroy();
   });
 
-  function call(target: ServerProcess, app: { appId: string; apiKey: string }, method: string, path: string, payload?: unknown, onBehalfOf?: string) {
-    const body = payload === undefined ? undefined : JSON.stringify(payload);
-    return new Promise<{ status: number; body: any }>((resolve, reject) => {
-      const headers: Record<string, string | number> = { appid: app.appId, apikey: app.apiKey };
-      if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      if (onBehalfOf) headers.onbehalfof = onBehalfOf;
-      const req = http.request({ agent, host: '127.0.0.1', port: target.port, method, path, headers }, (res) => {
-        let text = '';
-        res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-  }
+  const call = async (target: ServerProcess, app: { appId: string; apiKey: string }, method: string, path: string, payload?: unknown, onBehalfOf?: string) => {
+    const response = await callServer(agent, target, app, method, path, payload, onBehalfOf);
+    return { status: response.status, body: response.body ? JSON.parse(response.body) : undefined };
+  };
 
   async function until(predicate: () => boolean, what: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;

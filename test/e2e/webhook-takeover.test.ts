@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { createCrashWebhook, parseManagementKey } from '../../bench/lib/crash-webhooks.js';
-import { newDeployment, parseBanner, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
+import { callServer, newDeployment, parseBanner, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
 import { TEST_ENGINE } from '../helpers/db.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
@@ -29,21 +29,8 @@ describe(`webhook lanes of a killed server (${TEST_ENGINE})`, () => {
     await deployment?.destroy();
   });
 
-  function call(target: ServerProcess, app: { appId: string; apiKey: string }, method: string, path: string, payload?: unknown, onBehalfOf?: string) {
-    const body = payload === undefined ? undefined : JSON.stringify(payload);
-    return new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const headers: Record<string, string | number> = { appid: app.appId, apikey: app.apiKey };
-      if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      if (onBehalfOf) headers.onbehalfof = onBehalfOf;
-      const req = http.request({ agent, host: '127.0.0.1', port: target.port, method, path, headers }, (res) => {
-        let text = '';
-        res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-  }
+  const call = (target: ServerProcess, app: { appId: string; apiKey: string }, method: string, path: string, payload?: unknown, onBehalfOf?: string) =>
+    callServer(agent, target, app, method, path, payload, onBehalfOf);
 
   it('re-posts the in-flight delivery, with its id, within seconds of the restart', async () => {
     server = await startServe(deployment.env);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -137,4 +138,32 @@ export function parseBanner(output: string): { appId: string; apiKey: string; au
   const authKey = /Auth key\s+([0-9a-f]{40})/.exec(output)?.[1];
   if (!appId || !apiKey || !authKey) throw new Error(`no first-run banner in:\n${output}`);
   return { appId, apiKey, authKey };
+}
+
+/**
+ * A request to a `parley serve` on plain HTTP (PARLEY_INSECURE_HTTP=1) as `app`, with a JSON
+ * body when given and `onBehalfOf` when named: the status and the raw body.
+ */
+export function callServer(
+  agent: http.Agent,
+  server: Pick<ServerProcess, 'port'>,
+  app: { appId: string; apiKey: string },
+  method: string,
+  path: string,
+  payload?: unknown,
+  onBehalfOf?: string,
+): Promise<{ status: number; body: string }> {
+  const body = payload === undefined ? undefined : JSON.stringify(payload);
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { appid: app.appId, apikey: app.apiKey };
+    if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    if (onBehalfOf) headers.onbehalfof = onBehalfOf;
+    const req = http.request({ agent, host: '127.0.0.1', port: server.port, method, path, headers }, (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -1,3 +1,5 @@
+import { E164_PHONE_NUMBER } from './channel-providers.js';
+
 /**
  * A user's contact details for e-mail and SMS notifications (notifications-*-contact-details):
  * an e-mail address of the usual shape, and a phone number in E.164.
@@ -21,9 +23,7 @@ export function isEmailAddress(value: string): boolean {
   return labels.length >= 2 && labels.every((label) => LABEL.test(label)) && TOP_LEVEL.test(labels[labels.length - 1]!);
 }
 
-const E164 = /^\+[1-9][0-9]{1,14}$/;
-
 /** Whether `value` is a phone number in E.164: `+`, the country code and the number, 15 digits at most. */
 export function isPhoneNumber(value: string): boolean {
-  return E164.test(value);
+  return E164_PHONE_NUMBER.test(value);
 }

@@ -67,19 +67,6 @@ export function tokenFieldOf(platform: PushPlatform): PushTokenField {
   return FCM.has(platform) ? 'fcmToken' : VOIP.has(platform) ? 'voipToken' : 'deviceToken';
 }
 
-/**
- * Whether the runtime knows this IANA time zone (any case: `asia/kolkata` is Asia/Kolkata). Kept
- * as sent: the runtime's canonical names are ICU's older ones (Asia/Kolkata reads Asia/Calcutta).
- */
-export function isTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** What the delivery engine sends to: one of a user's tokens (PushTokensRepository.tokensOf). */
 export interface PushTarget {
   token: string;

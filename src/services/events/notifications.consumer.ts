@@ -116,7 +116,7 @@ export class NotificationsConsumer implements EventConsumer {
       byConversation.set(key, entry);
     }
     const recipients = new Map<string, Map<string, NotificationRecipient>>();
-    for (const [key, { conversation, uids }] of byConversation) recipients.set(key, await this.deps.preferences.recipients(ctx, [...uids], conversation));
+    for (const [key, { conversation, uids }] of byConversation) recipients.set(key, await this.deps.preferences.recipients(ctx, [...uids], conversation, new Date(), settings));
     const uids = [...new Set(items.map((item) => item.delivery.item))];
     const tokens = await this.deps.tokens.tokensOf(appId, uids);
     return { ctx, settings, providers, custom: channels.push.custom, recipients, tokens };

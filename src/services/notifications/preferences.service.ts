@@ -5,6 +5,7 @@ import { userValueEntries, userValuesFromEntries, userValuesFromPatch, type User
 import {
   canonicalTimeZone,
   effectivePreferences,
+  type AppNotificationSettings,
   type ConversationType,
   type EffectivePreferences,
   type RecipientPreferences,
@@ -93,8 +94,15 @@ export class PreferencesService {
    * and their contact details. Two statements: the app's settings, then every recipient in one.
    * Users not there, or deactivated, are left out of the map.
    */
-  async recipients(ctx: RequestContext, uids: readonly string[], conversation: { type: ConversationType; id: string }, at: Date = new Date()): Promise<Map<string, NotificationRecipient>> {
-    const app = await this.deps.settings.get(ctx);
+  async recipients(
+    ctx: RequestContext,
+    uids: readonly string[],
+    conversation: { type: ConversationType; id: string },
+    at: Date = new Date(),
+    /** The app's settings, when the caller has just read them (a round of many conversations reads them once). */
+    settings?: AppNotificationSettings,
+  ): Promise<Map<string, NotificationRecipient>> {
+    const app = settings ?? (await this.deps.settings.get(ctx));
     const rows = await this.deps.preferences.recipients(ctx.appId, uids, conversation, at);
     const recipients = new Map<string, NotificationRecipient>();
     for (const row of rows) {

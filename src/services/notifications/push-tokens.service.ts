@@ -1,3 +1,4 @@
+import { canonicalTimeZone } from '../../domain/notifications/quiet-hours.js';
 import type { Kysely } from 'kysely';
 import { ForeignKeyViolation } from '../../db/driver-errors.js';
 import type { DB } from '../../db/schema.js';
@@ -5,7 +6,6 @@ import { withTransaction } from '../../db/transaction.js';
 import type { RequestContext } from '../../domain/context.js';
 import { AppError, badRequest } from '../../domain/errors.js';
 import {
-  isTimeZone,
   PUSH_TOKEN_FIELDS,
   PUSH_TOKEN_LIMITS,
   tokenFieldOf,
@@ -147,7 +147,7 @@ function tokenOf(input: RegisterPushTokenInput): string {
 }
 
 function timeZoneOf(name: string): string {
-  if (!isTimeZone(name)) throw badRequest({ timezone: 'is not an IANA time zone (e.g. Asia/Kolkata)' });
+  if (canonicalTimeZone(name) === undefined) throw badRequest({ timezone: 'is not an IANA time zone (e.g. Asia/Kolkata)' });
   return name;
 }
 
