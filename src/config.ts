@@ -65,9 +65,10 @@ export interface Config {
   /**
    * Where the notification providers are, when not theirs (a proxy, a test's fakes):
    * PARLEY_FCM_URL, PARLEY_FCM_TOKEN_ORIGINS (origins a service account's token_uri may name,
-   * comma-separated), PARLEY_APNS_URL, PARLEY_APNS_CA_FILE (a certificate to trust for it).
+   * comma-separated), PARLEY_APNS_URL, PARLEY_APNS_CA_FILE (a certificate to trust for it),
+   * PARLEY_SENDGRID_URL, PARLEY_TWILIO_URL.
    */
-  notificationEndpoints: { fcmUrl?: string; fcmTokenOrigins?: string[]; apnsUrl?: string; apnsCaFile?: string };
+  notificationEndpoints: { fcmUrl?: string; fcmTokenOrigins?: string[]; apnsUrl?: string; apnsCaFile?: string; sendGridUrl?: string; twilioUrl?: string };
 }
 
 export interface DatabaseTimeouts {
@@ -152,6 +153,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       ...(env.PARLEY_FCM_TOKEN_ORIGINS ? { fcmTokenOrigins: env.PARLEY_FCM_TOKEN_ORIGINS.split(',').map((origin) => new URL(urlVar('PARLEY_FCM_TOKEN_ORIGINS', origin.trim())).origin) } : {}),
       ...(env.PARLEY_APNS_URL ? { apnsUrl: urlVar('PARLEY_APNS_URL', env.PARLEY_APNS_URL) } : {}),
       ...(env.PARLEY_APNS_CA_FILE ? { apnsCaFile: env.PARLEY_APNS_CA_FILE } : {}),
+      ...(env.PARLEY_SENDGRID_URL ? { sendGridUrl: urlVar('PARLEY_SENDGRID_URL', env.PARLEY_SENDGRID_URL) } : {}),
+      ...(env.PARLEY_TWILIO_URL ? { twilioUrl: urlVar('PARLEY_TWILIO_URL', env.PARLEY_TWILIO_URL) } : {}),
     },
   };
   const merged = { ...config, ...definedOnly(overrides) };

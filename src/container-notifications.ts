@@ -27,6 +27,14 @@ import { NotificationsConsumer } from './services/events/notifications.consumer.
 import { ApnsClient } from './services/notifications/providers/apns.js';
 import { CustomProviderClient } from './services/notifications/providers/custom.js';
 import { FcmClient } from './services/notifications/providers/fcm.js';
+import { SendGridClient } from './services/notifications/providers/sendgrid.js';
+import { TwilioClient } from './services/notifications/providers/twilio.js';
+import { ConversationStatesRepository } from './repositories/conversation-states.repository.js';
+import { DigestCountsRepository } from './repositories/notifications/digest-counts.repository.js';
+import { NotificationDigests } from './services/events/notification-digests.js';
+import { GroupsRepository } from './repositories/groups.repository.js';
+import { MessagesRepository } from './repositories/messages.repository.js';
+import { UsersRepository } from './repositories/users.repository.js';
 
 /** Where the providers are, when not theirs (tests' local fakes). */
 export interface NotificationEndpoints {
@@ -36,6 +44,10 @@ export interface NotificationEndpoints {
   apnsUrl?: string;
   /** A certificate to trust for apnsUrl. */
   apnsCa?: string;
+  /** SendGrid's API origin (https://api.sendgrid.com by default). */
+  sendGridUrl?: string;
+  /** Twilio's API origin (https://api.twilio.com by default). */
+  twilioUrl?: string;
 }
 
 /** The time a provider has to answer one send. */
@@ -62,10 +74,15 @@ export function createNotifications(
   },
 ) {
   const db = database.db;
-  // An app's notifications start from the event log's end when it adds its first push provider
-  // (in that transaction): what is sent after it is notified, not the log's past.
+  // An app's notifications start from the event log's end when it adds its first provider (push,
+  // e-mail or SMS; in that transaction): what is sent after it is notified, not the log's past.
+  // A channel left with no provider (removed, disabled) drops what it still owes, so adding one
+  // back later does not send notifications of long ago.
   const notificationQueue = new EventQueueRepository(db, NOTIFICATIONS_QUEUE);
-  const startDelivery = (appId: string, tx: Executor) => notificationQueue.startCursor(appId, tx);
+  const syncDelivery = async (appId: string, tx: Executor) => {
+    await notificationQueue.startCursor(appId, tx);
+    await notificationQueue.dropGoneTargets(appId, tx);
+  };
 
   // Who is notified and when: settings, preferences, mutes, time zone, contact details.
   // The app's settings (the defaults until it sets any); users' own values, time zones and contact
@@ -79,7 +96,7 @@ export function createNotifications(
 
   // Push providers (FCM, APNs).
   // FCM and APNs providers, their keys sealed; forDelivery opens them for the delivery engine.
-  const pushProviders = new PushProvidersService({ db, providers: new PushProvidersRepository(db), secrets: deps.secrets, allowPrivate: deps.allowPrivate, startDelivery });
+  const pushProviders = new PushProvidersService({ db, providers: new PushProvidersRepository(db), secrets: deps.secrets, allowPrivate: deps.allowPrivate, syncDelivery });
 
   // SMS and e-mail providers (Twilio, SendGrid) and the custom providers of each channel, their
   // secrets sealed; forDelivery opens them for the delivery engine.
@@ -88,7 +105,7 @@ export function createNotifications(
     providers: new ChannelProvidersRepository(db),
     secrets: deps.secrets,
     allowPrivate: deps.allowPrivate,
-    startDelivery,
+    syncDelivery,
   });
 
   // Push tokens and the notification log.
@@ -107,15 +124,34 @@ export function createNotifications(
   const consumerPreferences = new UserPreferencesRepository(consumerDb);
   const consumerSettings = new NotificationSettingsService({ db: consumerDb, settings: new NotificationSettingsRepository(consumerDb) });
   const endpoints = deps.endpoints ?? {};
+  const consumerChannelProviders = new ChannelProvidersService({ db: consumerDb, providers: new ChannelProvidersRepository(consumerDb), secrets: deps.secrets, allowPrivate: deps.allowPrivate });
+  const consumerSends = new NotificationSendsRepository(consumerDb);
+  const consumerLog = new NotificationLogRepository(consumerDb);
+  const consumerRecipients = new PreferencesService({ preferences: consumerPreferences, settings: consumerSettings, users: deps.users });
+  // E-mail and SMS (the `email` and `sms` targets): digests of a recipient's unread messages of a
+  // conversation, through SendGrid, Twilio and the custom providers.
+  const digests = new NotificationDigests({
+    settings: consumerSettings,
+    preferences: consumerRecipients,
+    channelProviders: consumerChannelProviders,
+    states: new ConversationStatesRepository(consumerDb),
+    users: new UsersRepository(consumerDb),
+    counts: new DigestCountsRepository(consumerDb),
+    sends: consumerSends,
+    log: consumerLog,
+    sendGrid: new SendGridClient({ timeoutMs: PROVIDER_TIMEOUT_MS, ...(endpoints.sendGridUrl ? { baseUrl: endpoints.sendGridUrl } : {}) }),
+    twilio: new TwilioClient({ timeoutMs: PROVIDER_TIMEOUT_MS, ...(endpoints.twilioUrl ? { baseUrl: endpoints.twilioUrl } : {}) }),
+    custom: new CustomProviderClient({ allowPrivate: deps.allowPrivate, timeoutMs: PROVIDER_TIMEOUT_MS }),
+  });
   const consumer = new NotificationsConsumer({
     queue: new EventQueueRepository(consumerDb, NOTIFICATIONS_QUEUE),
     settings: consumerSettings,
-    preferences: new PreferencesService({ preferences: consumerPreferences, settings: consumerSettings, users: deps.users }),
+    preferences: consumerRecipients,
     tokens: new PushTokensRepository(consumerDb),
     pushProviders: new PushProvidersService({ db: consumerDb, providers: new PushProvidersRepository(consumerDb), secrets: deps.secrets, allowPrivate: deps.allowPrivate }),
-    channelProviders: new ChannelProvidersService({ db: consumerDb, providers: new ChannelProvidersRepository(consumerDb), secrets: deps.secrets, allowPrivate: deps.allowPrivate }),
-    sends: new NotificationSendsRepository(consumerDb),
-    log: new NotificationLogRepository(consumerDb),
+    channelProviders: consumerChannelProviders,
+    sends: consumerSends,
+    log: consumerLog,
     fcm: new FcmClient({ timeoutMs: PROVIDER_TIMEOUT_MS, ...(endpoints.fcmUrl ? { baseUrl: endpoints.fcmUrl } : {}), ...(endpoints.fcmTokenOrigins ? { trustedTokenOrigins: endpoints.fcmTokenOrigins } : {}) }),
     apns: new ApnsClient({
       timeoutMs: PROVIDER_TIMEOUT_MS,
@@ -123,11 +159,14 @@ export function createNotifications(
       ...(endpoints.apnsCa ? { ca: endpoints.apnsCa } : {}),
     }),
     custom: new CustomProviderClient({ allowPrivate: deps.allowPrivate, timeoutMs: PROVIDER_TIMEOUT_MS }),
+    // A reaction's notice names the message reacted to, and its group or users.
+    reads: { messages: new MessagesRepository(consumerDb), groups: new GroupsRepository(consumerDb), users: new UsersRepository(consumerDb) },
     retry: deps.retry,
     timeoutMs: PROVIDER_TIMEOUT_MS,
     // Per app, 64 recipients' lanes at once (256 while its providers answer quickly): one app's
     // large group takes its share, not the process's.
     limits: { lanesPerTarget: 64, lanesPerAnsweringTarget: 256, quickAnswerMs: 1_000, answeringForMs: 60_000, perRound: 20, fanOutPerApp: 1_000 },
+    channels: digests,
   });
 
   // Kept as long as the events (EventRetention): the notifications' deliveries, what each event

@@ -119,6 +119,8 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
         ...(endpoints.fcmTokenOrigins ? { fcmTokenOrigins: endpoints.fcmTokenOrigins } : {}),
         ...(endpoints.apnsUrl ? { apnsUrl: endpoints.apnsUrl } : {}),
         ...(endpoints.apnsCaFile ? { apnsCa: fs.readFileSync(endpoints.apnsCaFile, 'utf8') } : {}),
+        ...(endpoints.sendGridUrl ? { sendGridUrl: endpoints.sendGridUrl } : {}),
+        ...(endpoints.twilioUrl ? { twilioUrl: endpoints.twilioUrl } : {}),
       },
       logger: undefined,
       loggerInstance: log,

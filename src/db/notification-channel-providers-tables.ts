@@ -45,6 +45,9 @@ export interface NotificationCustomProvidersTable {
   username: string | null;
   password_sealed: string | null;
   only_stored_contact: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The secret signing its POSTs, sealed, and its masked form (migration 0025). */
+  signing_secret_sealed: ColumnType<string | null, string | null | undefined, string | null>;
+  signing_secret_hint: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -137,6 +137,11 @@ function customView(channel: CustomProviderChannel) {
       basicAuthUsername: Type.String({ description: 'Empty when none is stored.' }),
       basicAuthPassword: Type.String({ description: `${MASKED_PASSWORD} when one is stored, empty otherwise.` }),
       ...STORED_CONTACT_OPTIONS[channel],
+      signingSecret: Type.String({
+        description:
+          'The secret signing each POST (X-Parley-Signature, verified as a webhook delivery is): whole in the answer of the save that creates the provider, ' +
+          'its first and last 4 characters after. Parley-only; deleting the provider and saving it again makes a new one.',
+      }),
     },
     { description: `The app's custom provider for ${channel} notifications.` },
   );

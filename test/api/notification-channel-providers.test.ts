@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { silentLogger } from '../../src/domain/context.js';
+import { extended } from '../../src/domain/objects.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { body, createTestApp, errorCode, type CallOptions, type TestApp } from '../helpers/app.js';
 
@@ -22,6 +23,8 @@ after(async () => {
   await Promise.all([t?.close(), strict?.close()]);
 });
 
+/** A signing secret as answers show it after the save that made it: its first and last 4 characters. */
+const maskedSecret = (secret: string) => `${secret.slice(0, 4)}${'*'.repeat(secret.length - 8)}${secret.slice(-4)}`;
 const hex = (bytes: number) => crypto.randomBytes(bytes).toString('hex');
 const ctxOf = (app: CreatedApp) => ({ appId: app.appId, requestId: 'test', log: silentLogger });
 const freshApp = (on = t) => on.services.apps.create({ appId: '', requestId: 'test', log: silentLogger }, { name: 'Providers app' });
@@ -200,17 +203,31 @@ describe('custom providers (notifications-*-custom-provider), one per channel', 
     notFound(await send(app, custom('sms')));
     notFound(await send(app, custom('email')));
     const given = { push: customBody(), sms: { ...customBody(), useStoredPhNo: true }, email: { ...customBody(), useStoredEmailID: false } };
-    const expected = (channel: 'push' | 'sms' | 'email') => ({ ...given[channel], basicAuthPassword: '********' });
-    assert.deepEqual(await ok(app, custom('push'), 'POST', given.push), { pushProviders: [expected('push')] });
-    assert.deepEqual(await ok(app, custom('sms'), 'POST', given.sms), expected('sms'));
-    assert.deepEqual(await ok(app, custom('email'), 'POST', given.email), expected('email'));
+    // The signing secret: whole in the answer of the save that made it (64 hex digits), masked after.
+    const secrets: Record<string, string> = {};
+    const made = (answer: Record<string, any>, channel: string) => {
+      assert.match(answer.signingSecret, /^[0-9a-f]{64}$/);
+      secrets[channel] = answer.signingSecret;
+    };
+    const expected = (channel: 'push' | 'sms' | 'email') => extended(given[channel], { basicAuthPassword: '********', signingSecret: maskedSecret(secrets[channel]!) });
+    const pushSaved = await ok(app, custom('push'), 'POST', given.push);
+    assert.equal(pushSaved.pushProviders.length, 1);
+    made(pushSaved.pushProviders[0], 'push');
+    made(await ok(app, custom('sms'), 'POST', given.sms), 'sms');
+    made(await ok(app, custom('email'), 'POST', given.email), 'email');
+    assert.notEqual(secrets.sms, secrets.email, 'each provider its own secret');
     assert.deepEqual(await ok(app, custom('push')), { pushProviders: [expected('push')] });
     assert.deepEqual(await ok(app, custom('sms')), expected('sms'));
     const rows = await storedRows(t, app);
-    for (const channel of ['push', 'sms', 'email'] as const) assert.ok(!rows.includes(given[channel].basicAuthPassword), rows);
-    // forDelivery: the passwords opened, each channel's option.
+    for (const channel of ['push', 'sms', 'email'] as const) {
+      assert.ok(!rows.includes(given[channel].basicAuthPassword), rows);
+      assert.ok(!rows.includes(secrets[channel]!), 'a signing secret in plain text');
+    }
+    // forDelivery: the passwords and signing secrets opened, each channel's option.
     const delivery = await t.services.channelProviders.forDelivery(ctxOf(app));
-    assert.deepEqual(delivery.sms.custom, { channel: 'sms', url: given.sms.webhookURL, basicAuth: { username: 'user123', password: given.sms.basicAuthPassword }, onlyStoredContact: true });
+    assert.deepEqual(delivery.sms.custom, {
+      channel: 'sms', url: given.sms.webhookURL, basicAuth: { username: 'user123', password: given.sms.basicAuthPassword }, onlyStoredContact: true, signingSecrets: [secrets.sms],
+    });
     assert.equal(delivery.push.custom?.basicAuth?.password, given.push.basicAuthPassword);
     assert.equal(delivery.email.custom?.onlyStoredContact, false);
     // PUT: the fields given; the masked password keeps the stored one; basic auth off, then the password removed.
@@ -223,9 +240,12 @@ describe('custom providers (notifications-*-custom-provider), one per channel', 
     expectError(await send(app, custom('sms'), 'PUT', { useBasicAuth: true }), 400, 'ERR_BAD_REQUEST', 'basicAuthPassword');
     expectError(await send(app, custom('sms'), 'PUT', { useBasicAuth: true, basicAuthUsername: 'u', basicAuthPassword: '********' }), 400, 'ERR_BAD_REQUEST', 'basicAuthPassword');
     // POST replaces whole: the defaults (enabled, no basic auth, option off).
+    // The signing secret is the provider's: a save that replaces it keeps it.
     assert.deepEqual(await ok(app, custom('email'), 'POST', { webhookURL: 'https://mail.example.com/hook' }), {
       isEnabled: true, webhookURL: 'https://mail.example.com/hook', useBasicAuth: false, basicAuthUsername: '', basicAuthPassword: '', useStoredEmailID: false,
+      signingSecret: maskedSecret(secrets.email!),
     });
+    assert.deepEqual((await t.services.channelProviders.forDelivery(ctxOf(app))).email.custom?.signingSecrets, [secrets.email]);
     await ok(app, custom('push'), 'PUT', { isEnabled: false });
     assert.equal((await t.services.channelProviders.forDelivery(ctxOf(app))).push.custom, undefined, 'a disabled provider is not for delivery');
     for (const channel of ['push', 'sms', 'email']) {

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { silentLogger } from '../../src/domain/context.js';
+import { verifySignature } from '../../src/domain/webhook-signature.js';
 import { EventsRepository } from '../../src/repositories/events.repository.js';
 import { EventRetention } from '../../src/services/event-retention.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
@@ -209,6 +210,39 @@ describe('push notifications', () => {
       assert.equal(got!.body.data.notificationDetails.body, 'to the custom provider');
       assert.equal(got!.body.data.notificationDetails.sender, alice);
       assert.equal(String(got!.body.data.notificationDetails.message.message.id), id);
+      // Signed as webhooks are, with the secret the save answered.
+      const secret: string = body(saved).data.pushProviders[0].signingSecret;
+      assert.ok(verifySignature(String(got!.headers['x-parley-signature']), secret, got!.raw, Math.floor(Date.now() / 1000)), 'the signature verifies');
+      assert.ok(!verifySignature(String(got!.headers['x-parley-signature']), 'f'.repeat(64), got!.raw, Math.floor(Date.now() / 1000)));
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('drops what a channel still owes when its last provider goes: adding one back sends no old notification', async () => {
+    let failing = true;
+    const receiver = await startReceiver(() => ({ status: failing ? 503 : 200 }));
+    try {
+      const app = await t.services.apps.create({ appId: '', requestId: 'test', log: silentLogger }, { name: uniqueId('dropped') });
+      const url = '/v3/notifications/push/v1/providers/custom';
+      assert.equal((await t.call(app, url, { method: 'POST', body: { webhookURL: receiver.url } })).statusCode, 200);
+      const [alice, bob] = await newUids(t, app, 2);
+      const old = await send(app, alice!, bob!, 'while the provider fails');
+      const db = t.database.db;
+      const pending = async () => Number((await db.selectFrom('event_deliveries').select(db.fn.countAll().as('n'))
+        .where('app_id', '=', app.appId).where('consumer', '=', 'notifications').where('status', '=', 'pending').executeTakeFirstOrThrow()).n);
+      const lanes = async () => (await db.selectFrom('event_lanes').select('lane').where('app_id', '=', app.appId).where('consumer', '=', 'notifications').execute()).length;
+      await receiver.waitFor((r) => r.length >= 2);
+      assert.equal(await pending(), 1, 'retried, still pending');
+      assert.equal((await t.call(app, url, { method: 'DELETE' })).statusCode, 200);
+      assert.deepEqual([await pending(), await lanes()], [0, 0], 'the pending notification and its lane are gone with the provider');
+      failing = false;
+      const seen = receiver.received.length;
+      assert.equal((await t.call(app, url, { method: 'POST', body: { webhookURL: receiver.url } })).statusCode, 200);
+      const fresh = await send(app, alice!, bob!, 'after the provider is back');
+      await receiver.waitFor((r) => r.slice(seen).some((got) => String(got.body.data.notificationDetails.message.message.id) === fresh));
+      const ids = receiver.received.slice(seen).map((got) => String(got.body.data.notificationDetails.message.message.id));
+      assert.ok(!ids.includes(old), 'the old notification is not sent when the provider comes back');
     } finally {
       await receiver.close();
     }

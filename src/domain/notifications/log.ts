@@ -1,3 +1,4 @@
+import type { NotificationKind, SkipReason } from './preferences.js';
 import type { PushPlatform } from './push-tokens.js';
 
 /**
@@ -139,4 +140,18 @@ export interface NotificationLogCursor {
   affix: 'append' | 'prepend';
   logId?: string;
   limit: number;
+}
+
+/** The log's reason for each way a recipient's preferences say no, by what happened. */
+export function skipReasonOf(skip: SkipReason, kind: NotificationKind): NotificationLogReason {
+  if (skip === 'muted') return 'MUTE_PREFERENCE';
+  if (skip === 'dnd') return 'DND_PREFERENCE';
+  if (skip === 'schedule') return 'SCHEDULE_PREFERENCE';
+  if (kind === 'message') return 'MESSAGES_PREFERENCE';
+  if (kind === 'reply') return 'REPLIES_PREFERENCE';
+  if (kind === 'quotedReply') return 'QUOTED_REPLIES_PREFERENCE';
+  if (kind === 'edited' || kind === 'deleted') return 'MESSAGE_ACTIONS_PREFERENCE';
+  if (kind === 'reaction') return 'REACTIONS_PREFERENCE';
+  if (kind.startsWith('call')) return 'CALL_PREFERENCE';
+  return 'GROUP_ACTIONS_PREFERENCE';
 }

@@ -1,9 +1,11 @@
 import type { AppNotificationSettings, NotificationKind } from './preferences.js';
 
 /**
- * What a push notification of a message says (docs/notifications.md, "What is sent"): its title
- * and body from the app's templates (the privacy ones when the recipient's preferences say so),
- * and the details every provider gets (the vendor's notificationDetails, NOTES.md §13).
+ * What a push notification says (docs/notifications.md, "What a notification says" and "What
+ * triggers a push notification"): a message's title and body from the app's templates (the
+ * privacy ones when the recipient's preferences say so); an edit's, a delete's, a reaction's and
+ * a group action's from plain texts (below: the vendor has no templates for them); and the
+ * details every provider gets (the vendor's notificationDetails).
  */
 
 /** The message as the REST API renders it (the event's `data.message`): the fields read here. */
@@ -80,7 +82,6 @@ function templateOf(settings: AppNotificationSettings, message: NotifiedMessage,
 export function notificationOf(settings: AppNotificationSettings, message: NotifiedMessage, options: { privacy: boolean; mentioned: boolean }): NotificationDetails {
   const entities = (message.data.entities ?? {}) as Record<string, { entity?: Record<string, unknown> } | undefined>;
   const sender = entities.sender?.entity ?? {};
-  const receiver = entities.receiver?.entity ?? {};
   const template = templateOf(settings, message, options.privacy, options.mentioned);
   const group = message.receiverType === 'group';
   const context = { message: { data: message.data, type: message.type, category: message.category } };
@@ -89,6 +90,15 @@ export function notificationOf(settings: AppNotificationSettings, message: Notif
   const bodyTemplate = (media ? template[`body_${message.type}`] : undefined) ?? (group ? template.bodyGroup : template.bodyOneOnOne) ?? template.body ?? '{{message.data.text}}';
   let body = fillTemplate(bodyTemplate, context);
   if (body === '') body = fillTemplate(template.body_fallback ?? 'New message', context) || 'New message';
+  return detailsOf(message, title, body);
+}
+
+/** The details of a notification about `message` (or an action message) with this title and body. */
+export function detailsOf(message: NotifiedMessage, title: string, body: string): NotificationDetails {
+  const entities = (message.data.entities ?? {}) as Record<string, { entity?: Record<string, unknown> } | undefined>;
+  // An action message names its actor `by` and its conversation `for`.
+  const sender = (entities.sender ?? entities.by)?.entity ?? {};
+  const receiver = (entities.receiver ?? entities.for)?.entity ?? {};
   const details: NotificationDetails = {
     title,
     body,
@@ -105,4 +115,64 @@ export function notificationOf(settings: AppNotificationSettings, message: Notif
   if (typeof sender.avatar === 'string') details.senderAvatar = sender.avatar;
   if (typeof receiver.avatar === 'string') details.receiverAvatar = receiver.avatar;
   return details;
+}
+
+// The texts of the notifications the vendor has no templates for (edits, deletes, reactions,
+// group actions): plain English naming who did what, never a message's content, so they read the
+// same whether or not the recipient uses the privacy templates. Cut to MAX_TEXT like the rest.
+
+const cut = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT - 1)}…` : text);
+
+/** The title of a notification about a message, as the default templates title one: "Alice", or "Alice @ Support" in a group. */
+export function conversationTitle(actor: string, groupName?: string): string {
+  return cut(groupName === undefined ? actor : `${actor} @ ${groupName}`);
+}
+
+/** "Alice edited a message", "Alice deleted a message". */
+export function messageActionText(actor: string, action: 'edited' | 'deleted'): string {
+  return cut(`${actor} ${action} a message`);
+}
+
+/** "Alice reacted 👍 to your message", or "… to a message" when it is not the recipient's. */
+export function reactionText(actor: string, reaction: string, own: boolean): string {
+  return cut(`${actor} reacted ${reaction} to ${own ? 'your' : 'a'} message`);
+}
+
+export type GroupActionKind = 'memberJoined' | 'memberLeft' | 'memberAdded' | 'memberKicked' | 'memberBanned' | 'memberUnbanned' | 'memberScopeChanged';
+
+/** A group action as its notification tells it to one recipient. */
+export interface GroupActionStory {
+  kind: GroupActionKind;
+  /** Who acted on the members; undefined when the app did (or the members joined or left themselves). */
+  actor?: string;
+  /** The members acted on, in order, with their names and (a scope change) their new scope. */
+  members: ReadonlyArray<{ uid: string; name: string; scope?: string }>;
+  recipient: string;
+}
+
+const VERBS = { memberAdded: 'added', memberKicked: 'kicked', memberBanned: 'banned', memberUnbanned: 'unbanned' } as const;
+const SCOPES: Record<string, string> = { admin: 'an admin', moderator: 'a moderator', participant: 'a participant' };
+
+/**
+ * The body of a group action's notification: "Bob joined", "Bob left", "Alice added you, Carol
+ * and 3 others", "Alice kicked Bob", "Alice banned you", "Alice unbanned Bob", "Alice made Bob a
+ * moderator"; when the app acted, "Bob was added", "You were banned", "Bob is now an admin".
+ */
+export function groupActionText(story: GroupActionStory): string {
+  const you = story.members.some((m) => m.uid === story.recipient);
+  const names = [...(you ? ['you'] : []), ...story.members.filter((m) => m.uid !== story.recipient).map((m) => m.name)];
+  const shown = names.length > 3 ? [...names.slice(0, 2), `${names.length - 2} others`] : names;
+  const list = shown.length <= 1 ? (shown[0] ?? 'someone') : `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`;
+  const subject = list.charAt(0).toUpperCase() + list.slice(1);
+  const plural = names.length > 1 || you;
+  if (story.kind === 'memberJoined') return cut(`${subject} joined`);
+  if (story.kind === 'memberLeft') return cut(`${subject} left`);
+  if (story.kind === 'memberScopeChanged') {
+    const scopes = new Set(story.members.map((m) => m.scope));
+    const scope = scopes.size === 1 ? SCOPES[[...scopes][0] ?? ''] : undefined;
+    if (story.actor !== undefined) return cut(scope ? `${story.actor} made ${list} ${scope}` : `${story.actor} changed the scope of ${list}`);
+    return cut(scope ? `${subject} ${plural ? 'are' : 'is'} now ${scope}` : `${subject} ${plural ? 'have' : 'has'} a new scope`);
+  }
+  const verb = VERBS[story.kind];
+  return cut(story.actor !== undefined ? `${story.actor} ${verb} ${list}` : `${subject} ${plural ? 'were' : 'was'} ${verb}`);
 }

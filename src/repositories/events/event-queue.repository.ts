@@ -20,6 +20,13 @@ export interface ConsumerQueue {
    * in (app_id, target, event_id) order. It may lock what a delivery must not outlive.
    */
   expand: RawBuilder<unknown>;
+  /**
+   * When a lane that gets new deliveries falls due: an expression over the lane's row `l`
+   * (app_id, target, lane); now() when not given. A later time makes the lane wait (e-mail and
+   * SMS digests wait for more messages). Used when the fan-out makes an idle lane due, and when
+   * a round ends with deliveries that arrived during it.
+   */
+  due?: RawBuilder<unknown>;
 }
 
 /** A lane taken by one process's claim: a target's pending deliveries of one lane. */
@@ -82,6 +89,11 @@ export class EventQueueRepository {
     return this.queue.name;
   }
 
+  /** When a lane with new deliveries falls due (ConsumerQueue.due). */
+  private get due(): RawBuilder<unknown> {
+    return this.queue.due ?? sql`now()`;
+  }
+
   /**
    * Starts the app's fan-out at the end of its log, unless it has started: a new target gets
    * the events of changes made after it exists, not the log's past.
@@ -131,7 +143,7 @@ export class EventQueueRepository {
       lanes as (
         insert into event_lanes (app_id, consumer, target, lane, next_attempt_at)
         -- In key order, as a round's finish locks them.
-        select distinct app_id, ${consumer}, target, lane, now() from made order by app_id, target, lane
+        select distinct l.app_id, ${consumer}, l.target, l.lane, ${this.due} from made l order by l.app_id, l.target, l.lane
         on conflict (app_id, consumer, target, lane)
         do update set next_attempt_at = coalesce(event_lanes.next_attempt_at, excluded.next_attempt_at)
         returning app_id
@@ -247,7 +259,7 @@ export class EventQueueRepository {
    * Records what the attempts of a round of lanes (of one target) did, each attempt in the
    * attempt log, and gives back the lanes still claimed by `claim` (one whose lease ended may be
    * another process's now): each due again at its `retryAt` (its head waits to be retried), at
-   * once when deliveries are still pending, else idle. Pending ones are looked for after `after`
+   * once (the queue's `due`) when deliveries are still pending, else idle. Pending ones are looked for after `after`
    * (the round settled or read everything up to it): the partial index's entries of the
    * deliveries settled before are dead until vacuumed, and reading through them made this
    * transaction, and the safe id of every stream and webhook waiting on it, take ~200 ms under
@@ -306,7 +318,7 @@ export class EventQueueRepository {
             when r.retry_at is not null then r.retry_at
             when exists (select 1 from event_deliveries d
                          where d.app_id = l.app_id and d.consumer = l.consumer and d.target = l.target and d.lane = l.lane and d.status = 'pending'
-                           and d.event_id > r.after) then now()
+                           and d.event_id > r.after) then ${this.due}
             else null end
       from unnest(${held}::text[], ${retries}::timestamptz[], ${afters}::bigint[]) as r (lane, retry_at, after)
       where l.app_id = ${appId} and l.consumer = ${consumer} and l.target = ${target} and l.lane = r.lane`.execute(tx);
@@ -330,6 +342,26 @@ export class EventQueueRepository {
   /** The apps whose events are fanned out to this consumer. */
   async appsWithCursors(tx: Executor = this.db): Promise<string[]> {
     return (await tx.selectFrom('event_cursors').select('app_id').where('consumer', '=', this.queue.name).orderBy('app_id').execute()).map((row) => row.app_id);
+  }
+
+  /**
+   * Drops what the app's targets that are gone (no longer among the queue's targets: a channel
+   * whose last provider was removed or disabled) still owe: their pending deliveries, with their
+   * attempts, and their lanes. Settled deliveries stay in the delivery log. Run in the
+   * transaction that removes the target, so a provider added back later does not send
+   * notifications of long ago.
+   */
+  async dropGoneTargets(appId: string, tx: Executor = this.db): Promise<void> {
+    const consumer = this.queue.name;
+    const live = sql`select t.target from (${this.queue.targets}) t where t.app_id = ${appId}`;
+    await sql`delete from event_lanes where app_id = ${appId} and consumer = ${consumer} and target not in (${live})`.execute(tx);
+    await sql`
+      with gone as (
+        delete from event_deliveries
+        where app_id = ${appId} and consumer = ${consumer} and status = 'pending' and target not in (${live})
+        returning id
+      )
+      delete from event_delivery_attempts a where a.app_id = ${appId} and a.delivery_id in (select id from gone)`.execute(tx);
   }
 
   /** Forgets a removed target's deliveries, their attempts, and its lanes. */

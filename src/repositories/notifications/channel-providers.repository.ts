@@ -38,6 +38,9 @@ export interface CustomProviderValues {
   passwordSealed: string | null;
   /** SMS: useStoredPhNo; e-mail: useStoredEmailID; push: always false. */
   onlyStoredContact: boolean;
+  /** The secret signing its POSTs (X-Parley-Signature), sealed, and its masked form; null before migration 0025's first save. */
+  signingSecretSealed: string | null;
+  signingSecretHint: string | null;
 }
 
 interface Times {
@@ -139,11 +142,22 @@ export class ChannelProvidersRepository {
       username: values.username,
       password_sealed: values.passwordSealed,
       only_stored_contact: values.onlyStoredContact,
+      signing_secret_sealed: values.signingSecretSealed,
+      signing_secret_hint: values.signingSecretHint,
     };
     const row = await tx
       .insertInto('notification_custom_providers')
       .values({ app_id: appId, channel, ...set })
-      .onConflict((oc) => oc.columns(['app_id', 'channel']).doUpdateSet(extended(set, { updated_at: sql`now()` })))
+      // A provider's signing secret, once made, is kept: of two first saves at once, the first's.
+      .onConflict((oc) =>
+        oc.columns(['app_id', 'channel']).doUpdateSet(
+          extended(set, {
+            signing_secret_sealed: sql`coalesce(notification_custom_providers.signing_secret_sealed, excluded.signing_secret_sealed)`,
+            signing_secret_hint: sql`coalesce(notification_custom_providers.signing_secret_hint, excluded.signing_secret_hint)`,
+            updated_at: sql`now()`,
+          }),
+        ),
+      )
       .returningAll()
       .executeTakeFirstOrThrow();
     return toCustom(row);
@@ -197,6 +211,8 @@ function toCustom(row: Selectable<NotificationCustomProvidersTable>): StoredCust
     username: row.username,
     passwordSealed: row.password_sealed,
     onlyStoredContact: row.only_stored_contact,
+    signingSecretSealed: row.signing_secret_sealed,
+    signingSecretHint: row.signing_secret_hint,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

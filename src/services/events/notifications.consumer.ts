@@ -1,12 +1,13 @@
 import { silentLogger, type RequestContext } from '../../domain/context.js';
 import { extended } from '../../domain/objects.js';
-import { mentions, messageKind, notificationOf, type NotificationDetails, type NotifiedMessage } from '../../domain/notifications/payload.js';
-import type { NotificationLogEntry } from '../../domain/notifications/log.js';
-import { notificationSkipReason, type AppNotificationSettings, type ConversationType, type SkipReason } from '../../domain/notifications/preferences.js';
+import type { NotificationDetails } from '../../domain/notifications/payload.js';
+import { skipReasonOf, type NotificationLogEntry } from '../../domain/notifications/log.js';
+import { notificationSkipReason, type AppNotificationSettings, type ConversationType } from '../../domain/notifications/preferences.js';
 import { providerFor, type PushProvidersForDelivery } from '../../domain/notifications/push-providers.js';
 import type { PushTarget } from '../../domain/notifications/push-tokens.js';
 import type { RetrySchedule } from '../../domain/webhooks.js';
 import type { EventQueueRepository, PendingDelivery } from '../../repositories/events/event-queue.repository.js';
+import { PUSH_TARGET } from '../../repositories/events/notification-queue.js';
 import type { NotificationLogRepository } from '../../repositories/notifications/notification-log.repository.js';
 import type { NotificationSendsRepository } from '../../repositories/notifications/notification-sends.repository.js';
 import type { PushTokensRepository } from '../../repositories/notifications/push-tokens.repository.js';
@@ -20,14 +21,13 @@ import type { CustomProviderClient } from '../notifications/providers/custom.js'
 import type { FcmClient } from '../notifications/providers/fcm.js';
 import type { DeliveryResult } from '../notifications/providers/types.js';
 import type { AttemptResult, ConsumerLimits, EventConsumer, RoundTarget } from './consumer.js';
+import { noticesOf, type NoticeReads, type PushNotice } from './notification-push-events.js';
 
-/** The log's reason for each way a recipient's preferences say no. */
-const REASONS: Record<SkipReason, (kind: string) => 'MESSAGES_PREFERENCE' | 'REPLIES_PREFERENCE' | 'QUOTED_REPLIES_PREFERENCE' | 'MUTE_PREFERENCE' | 'DND_PREFERENCE' | 'SCHEDULE_PREFERENCE'> = {
-  preference: (kind) => (kind === 'reply' ? 'REPLIES_PREFERENCE' : kind === 'quotedReply' ? 'QUOTED_REPLIES_PREFERENCE' : 'MESSAGES_PREFERENCE'),
-  muted: () => 'MUTE_PREFERENCE',
-  dnd: () => 'DND_PREFERENCE',
-  schedule: () => 'SCHEDULE_PREFERENCE',
-};
+/** A channel's rounds other than push's (one consumer, one dispatcher: NotificationsConsumer.open hands them over). */
+export interface ChannelTargets {
+  open(appId: string, target: string): Promise<RoundTarget | undefined>;
+  close(): void;
+}
 
 /** What a round of one app's push deliveries reads once (see prepare). */
 interface Round {
@@ -35,6 +35,8 @@ interface Round {
   settings: AppNotificationSettings;
   providers: PushProvidersForDelivery;
   custom: CustomProviderForDelivery | undefined;
+  /** Per event id, what it notifies. */
+  notices: Map<string, PushNotice>;
   /** Per conversation key (type and id as the recipient sees it), its recipients. */
   recipients: Map<string, Map<string, NotificationRecipient>>;
   tokens: Map<string, PushTarget[]>;
@@ -42,7 +44,8 @@ interface Round {
 
 /**
  * Notifications as a consumer of the event log (docs/notifications.md): a delivery is one
- * message's notification to one recipient (NOTIFICATIONS_QUEUE). An attempt decides with the
+ * event's notification to one recipient (NOTIFICATIONS_QUEUE): a new message, an edit or delete,
+ * a reaction or a group action (notification-push-events.ts). An attempt decides with the
  * recipient's preferences (what they want, muted conversations, do not disturb and their
  * schedule in their time zone), then sends to each of their device tokens through its provider
  * (FCM, APNs) and to the app's custom push provider, each once (NotificationSendsRepository),
@@ -72,6 +75,10 @@ export class NotificationsConsumer implements EventConsumer {
       /** The longest one provider's send may take. */
       timeoutMs: number;
       limits: ConsumerLimits;
+      /** The other channels' targets (e-mail, SMS): their rounds, when the app has them. */
+      channels?: ChannelTargets;
+      /** What notices of reactions read (the message reacted to, its group or users). */
+      reads: NoticeReads;
     },
   ) {
     this.queue = deps.queue;
@@ -81,7 +88,8 @@ export class NotificationsConsumer implements EventConsumer {
     this.attemptTimeoutMs = deps.timeoutMs * 4;
   }
 
-  async open(appId: string): Promise<RoundTarget | undefined> {
+  async open(appId: string, target: string): Promise<RoundTarget | undefined> {
+    if (target !== PUSH_TARGET) return this.deps.channels?.open(appId, target);
     let round: Round | undefined;
     return {
       prepare: async (items) => {
@@ -95,6 +103,7 @@ export class NotificationsConsumer implements EventConsumer {
     this.deps.fcm.close();
     this.deps.apns.close();
     this.deps.custom.close();
+    this.deps.channels?.close();
   }
 
   /** The app's settings and providers, and every recipient's preferences and tokens, for a round. */
@@ -105,11 +114,12 @@ export class NotificationsConsumer implements EventConsumer {
       this.deps.pushProviders.forDelivery(ctx),
       this.deps.channelProviders.forDelivery(ctx),
     ]);
+    const notices = await noticesOf(appId, items, this.deps.reads);
     const byConversation = new Map<string, { conversation: { type: ConversationType; id: string }; uids: Set<string> }>();
     for (const { delivery, event } of items) {
-      const message = messageOf(event);
-      if (!message) continue;
-      const conversation = conversationFor(message);
+      const notice = notices.get(event.id);
+      if (!notice) continue;
+      const conversation = notice.conversation(delivery.item);
       const key = `${conversation.type}:${conversation.id}`;
       const entry = byConversation.get(key) ?? { conversation, uids: new Set<string>() };
       entry.uids.add(delivery.item);
@@ -119,42 +129,29 @@ export class NotificationsConsumer implements EventConsumer {
     for (const [key, { conversation, uids }] of byConversation) recipients.set(key, await this.deps.preferences.recipients(ctx, [...uids], conversation, new Date(), settings));
     const uids = [...new Set(items.map((item) => item.delivery.item))];
     const tokens = await this.deps.tokens.tokensOf(appId, uids);
-    return { ctx, settings, providers, custom: channels.push.custom, recipients, tokens };
+    return { ctx, settings, providers, custom: channels.push.custom, notices, recipients, tokens };
   }
 
-  /** One message's notification to one recipient: decided, then sent to each of their tokens once. */
+  /** One event's notification to one recipient: decided, then sent to each of their tokens once. */
   private async attempt(round: Round, delivery: PendingDelivery, event: RenderedEvent): Promise<AttemptResult> {
     const started = Date.now();
-    const message = messageOf(event);
+    const notice = round.notices.get(event.id);
     const uid = delivery.item;
-    if (!message) return { ok: true, status: null, error: 'not a message event', retry: false };
-    const conversation = conversationFor(message);
+    if (!notice) return { ok: true, status: null, error: 'not a notified event', retry: false };
+    const conversation = notice.conversation(uid);
     const recipient = round.recipients.get(`${conversation.type}:${conversation.id}`)?.get(uid);
     // Deactivated or deleted since: nobody to notify.
     if (!recipient) return { ok: true, status: null, error: 'the recipient no longer exists', retry: false };
-    const kind = messageKind(message);
-    const mentioned = mentions(message, uid);
-    const base = {
-      processingStartedAtMS: started,
-      channel: 'push' as const,
-      trigger: 'after_message' as const,
-      messageId: String(message.id),
-      messageSentAtMS: message.sentAt * 1000,
-      messageCategory: message.category === 'custom' ? ('custom' as const) : ('message' as const),
-      messageType: message.type,
-      sender: message.sender,
-      receiver: message.receiver,
-      receiverType: message.receiverType,
-      ...(message.receiverType === 'group' ? { member: uid } : {}),
-    };
+    const base = extended({ processingStartedAtMS: started, channel: 'push' as const }, notice.fields(uid));
     const entries: NotificationLogEntry[] = [];
-    const skip = notificationSkipReason(recipient, { conversationType: conversation.type, kind, mentioned, ownMessage: false }, new Date());
+    const decided = notice.event(uid);
+    const skip = notificationSkipReason(recipient, decided, new Date());
     if (skip) {
-      entries.push(extended(base, { processingEndedAtMS: Date.now(), notificationTriggered: false as const, reason: REASONS[skip](kind) }));
+      entries.push(extended(base, { processingEndedAtMS: Date.now(), notificationTriggered: false as const, reason: skipReasonOf(skip, decided.kind) }));
       await this.deps.log.record(round.ctx.appId, entries);
       return { ok: true, status: null, error: null, retry: false };
     }
-    const details = notificationOf(round.settings, message, { privacy: recipient.preferences.usePrivacyTemplate, mentioned });
+    const details = notice.details(recipient, round.settings);
     let again: DeliveryResult | undefined;
     const sent = async (key: string, send: () => Promise<{ result: DeliveryResult; entry: Omit<NotificationLogEntry, 'notificationTriggered' | 'processingStartedAtMS' | 'processingEndedAtMS' | 'success' | 'reason'> }>) => {
       if (!(await this.deps.sends.claim(round.ctx.appId, delivery.event_id, key))) return;
@@ -179,7 +176,7 @@ export class NotificationsConsumer implements EventConsumer {
       }
       await sent(token.token, async () => {
         const result = provider.kind === 'fcm'
-          ? await this.deps.fcm.send(provider.serviceAccount, fcmMessage(token, details, message, provider.notificationInPayload[platformFamily(token.platform)].chat))
+          ? await this.deps.fcm.send(provider.serviceAccount, fcmMessage(token, details, notice.messageId, provider.notificationInPayload[platformFamily(token.platform)].chat))
           : await this.deps.apns.send(
               { keyId: provider.keyId, teamId: provider.teamId, bundleId: provider.bundleId, privateKey: provider.p8Key, production: provider.productionMode },
               {
@@ -199,9 +196,10 @@ export class NotificationsConsumer implements EventConsumer {
     }
     const custom = round.custom;
     if (custom) {
-      await sent('custom', async () => ({
+      // Once per recipient (the vendor's one request per recipient), whatever their tokens.
+      await sent(`custom:${uid}`, async () => ({
         result: await this.deps.custom.send(
-          { url: custom.url, ...(custom.basicAuth ? { basicAuth: custom.basicAuth } : {}) },
+          { url: custom.url, signingSecrets: custom.signingSecrets, ...(custom.basicAuth ? { basicAuth: custom.basicAuth } : {}) },
           'push',
           { to: { uid }, notificationDetails: extended(details, { message: event.payload.data as Record<string, unknown> }) },
           { id: delivery.id, attempt: delivery.attempts + 1 },
@@ -216,26 +214,15 @@ export class NotificationsConsumer implements EventConsumer {
   }
 }
 
-/** The event's message, when it is a message event. */
-function messageOf(event: RenderedEvent): NotifiedMessage | undefined {
-  const data = event.payload.data as { message?: NotifiedMessage } | undefined;
-  return data?.message;
-}
-
-/** The conversation as the recipient's mutes name it: the group, or (1:1) the sender. */
-function conversationFor(message: NotifiedMessage): { type: ConversationType; id: string } {
-  return message.receiverType === 'group' ? { type: 'group', id: message.receiver } : { type: 'oneOnOne', id: message.sender };
-}
-
 function platformFamily(platform: string): 'ios' | 'android' | 'web' {
   return platform.includes('ios') ? 'ios' : platform.includes('web') ? 'web' : 'android';
 }
 
 /** An FCM v1 message: the details as data (strings), and FCM's `notification` when the provider asks for it on the platform. */
-function fcmMessage(token: PushTarget, details: NotificationDetails, message: NotifiedMessage, withNotification: boolean) {
+function fcmMessage(token: PushTarget, details: NotificationDetails, messageId: string | undefined, withNotification: boolean) {
   const data: Record<string, string> = {};
   for (const [key, value] of Object.entries(details)) data[key] = String(value);
-  data.messageId = String(message.id);
+  if (messageId !== undefined) data.messageId = messageId;
   return {
     token: token.token,
     data,

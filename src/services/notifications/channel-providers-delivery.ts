@@ -37,6 +37,8 @@ export interface CustomProviderForDelivery {
    * or e-mail address is stored (contact details); otherwise for every user. Always false for push.
    */
   onlyStoredContact: boolean;
+  /** The secrets signing each POST (X-Parley-Signature, as webhooks are signed); empty: unsigned. */
+  signingSecrets: readonly string[];
 }
 
 /** The app's enabled providers, per channel (a provider disabled or not saved is absent). */
@@ -98,7 +100,13 @@ export function openForDelivery(
       if (password === undefined) continue;
       basicAuth = { username: provider.username!, password };
     }
-    result[provider.channel].custom = { channel: provider.channel, url: provider.url, basicAuth, onlyStoredContact: provider.onlyStoredContact };
+    let signingSecrets: string[] = [];
+    if (provider.signingSecretSealed !== null) {
+      const secret = open(provider.signingSecretSealed, secretContext(appId, `custom-${provider.channel}`, 'signingSecret'), `custom-${provider.channel}`);
+      if (secret === undefined) continue;
+      signingSecrets = [secret];
+    }
+    result[provider.channel].custom = { channel: provider.channel, url: provider.url, basicAuth, onlyStoredContact: provider.onlyStoredContact, signingSecrets };
   }
   return result;
 }

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
@@ -12,6 +13,7 @@ import {
   type CustomProviderChannel,
 } from '../../domain/notifications/channel-providers.js';
 import type { SecretBox } from '../../domain/secret-box.js';
+import { maskSecret } from '../../domain/secrets.js';
 import type {
   ChannelProvidersRepository,
   CustomProviderValues,
@@ -65,6 +67,8 @@ export interface CustomProviderView {
   basicAuthPassword: string;
   useStoredPhNo?: boolean;
   useStoredEmailID?: boolean;
+  /** The secret signing its POSTs: whole in the answer of the save that made it, masked after. */
+  signingSecret: string;
 }
 
 export type Deleted = { success: true };
@@ -90,8 +94,12 @@ export class ChannelProvidersService {
       secrets: SecretBox;
       /** PARLEY_WEBHOOK_ALLOW_PRIVATE: custom providers' URLs may be http and private or loopback hosts. */
       allowPrivate: boolean;
-      /** Starts the app's notifications from the event log, in the transaction that saves its first custom push provider. */
-      startDelivery?: (appId: string, tx: Executor) => Promise<void>;
+      /**
+       * Keeps the app's notifications in step with its providers, in the transaction that changes
+       * them: its fan-out starts from the log's end at its first provider, and what a channel left
+       * with no provider (removed or disabled) still owes is dropped.
+       */
+      syncDelivery?: (appId: string, tx: Executor) => Promise<void>;
     },
   ) {}
 
@@ -114,7 +122,7 @@ export class ChannelProvidersService {
   }
 
   async deleteTwilio(ctx: RequestContext): Promise<Deleted> {
-    if (!(await this.deps.providers.deleteTwilio(ctx.appId))) throw notFound(TWILIO);
+    await this.removed(ctx, `delete_twilio_provider`, (tx) => this.deps.providers.deleteTwilio(ctx.appId, tx), TWILIO);
     return { success: true };
   }
 
@@ -133,6 +141,7 @@ export class ChannelProvidersService {
         authTokenSealed: token?.sealed ?? base!.authTokenSealed,
         authTokenHint: token?.hint ?? base!.authTokenHint,
       };
+      await this.deps.syncDelivery?.(appId, tx);
       return this.deps.providers.upsertTwilio(appId, values, tx);
     }, ctx.log);
     return twilioView(stored);
@@ -156,7 +165,7 @@ export class ChannelProvidersService {
   }
 
   async deleteSendGrid(ctx: RequestContext): Promise<Deleted> {
-    if (!(await this.deps.providers.deleteSendGrid(ctx.appId))) throw notFound(SENDGRID);
+    await this.removed(ctx, `delete_sendgrid_provider`, (tx) => this.deps.providers.deleteSendGrid(ctx.appId, tx), SENDGRID);
     return { success: true };
   }
 
@@ -179,6 +188,7 @@ export class ChannelProvidersService {
         allowReplies: checked.allowReplies ?? base?.allowReplies ?? false,
         replyToEmail: checked.replyToEmail !== undefined ? checked.replyToEmail : (base?.replyToEmail ?? null),
       };
+      await this.deps.syncDelivery?.(appId, tx);
       return this.deps.providers.upsertSendGrid(appId, values, tx);
     }, ctx.log);
     return sendGridView(stored);
@@ -208,13 +218,22 @@ export class ChannelProvidersService {
   }
 
   async deleteCustom(ctx: RequestContext, channel: CustomProviderChannel): Promise<Deleted> {
-    if (!(await this.deps.providers.deleteCustom(ctx.appId, channel))) throw notFound(customName(channel));
+    await this.removed(ctx, 'delete_custom_provider', (tx) => this.deps.providers.deleteCustom(ctx.appId, channel, tx), customName(channel));
     return { success: true };
+  }
+
+  /** A provider deleted (`remove` answers whether there was one), and the app's notifications kept in step. */
+  private async removed(ctx: RequestContext, name: string, remove: (tx: Executor) => Promise<boolean>, provider: string): Promise<void> {
+    await withTransaction(this.deps.db, name, async (tx) => {
+      if (!(await remove(tx))) throw notFound(provider);
+      await this.deps.syncDelivery?.(ctx.appId, tx);
+    }, ctx.log);
   }
 
   private async writeCustom(ctx: RequestContext, channel: CustomProviderChannel, input: CustomProviderInput, save: boolean): Promise<CustomProviderView> {
     const appId = ctx.appId;
     const checked = checkCustom(input, save, STORED_CONTACT_FIELD[channel], this.deps.allowPrivate);
+    let made: string | undefined;
     const stored = await withTransaction(this.deps.db, save ? 'save_custom_provider' : 'update_custom_provider', async (tx) => {
       const current = await this.deps.providers.getCustom(appId, channel, tx, true);
       if (!save && !current) throw notFound(customName(channel));
@@ -229,12 +248,23 @@ export class ChannelProvidersService {
         username: checked.username !== undefined ? checked.username : (base?.username ?? null),
         passwordSealed: password === null ? null : (password?.sealed ?? base?.passwordSealed ?? null),
         onlyStoredContact: checked.onlyStoredContact ?? base?.onlyStoredContact ?? false,
+        signingSecretSealed: current?.signingSecretSealed ?? null,
+        signingSecretHint: current?.signingSecretHint ?? null,
       };
+      // The secret signing its POSTs, made when it is first saved (or first saved since migration 0025).
+      if (values.signingSecretSealed === null) {
+        made = crypto.randomBytes(32).toString('hex');
+        values.signingSecretSealed = this.deps.secrets.seal(made, secretContext(appId, `custom-${channel}`, 'signingSecret'));
+        values.signingSecretHint = maskSecret(made, 4, 4);
+      }
       checkBasicAuth(values.useBasicAuth, values.username !== null, values.passwordSealed !== null);
-      if (channel === 'push') await this.deps.startDelivery?.(appId, tx);
-      return this.deps.providers.upsertCustom(appId, channel, values, tx);
+      await this.deps.syncDelivery?.(appId, tx);
+      const saved = await this.deps.providers.upsertCustom(appId, channel, values, tx);
+      // Another save made the secret first: this answer shows the stored one, masked.
+      if (saved.signingSecretSealed !== values.signingSecretSealed) made = undefined;
+      return saved;
     }, ctx.log);
-    return customView(stored);
+    return customView(stored, made);
   }
 
   // -- For the delivery engine --
@@ -300,13 +330,15 @@ function sendGridView(stored: StoredSendGrid): SendGridView {
   };
 }
 
-function customView(stored: StoredCustomProvider): CustomProviderView {
+/** The view of a custom provider; `madeSecret`, the signing secret in plain, when this write made it. */
+function customView(stored: StoredCustomProvider, madeSecret?: string): CustomProviderView {
   const view: CustomProviderView = {
     isEnabled: stored.enabled,
     webhookURL: stored.url,
     useBasicAuth: stored.useBasicAuth,
     basicAuthUsername: stored.username ?? '',
     basicAuthPassword: stored.passwordSealed === null ? '' : MASKED_PASSWORD,
+    signingSecret: madeSecret ?? stored.signingSecretHint ?? '',
   };
   const option = STORED_CONTACT_FIELD[stored.channel];
   if (option) view[option] = stored.onlyStoredContact;

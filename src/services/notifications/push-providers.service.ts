@@ -94,8 +94,12 @@ export class PushProvidersService {
       secrets: SecretBox;
       /** PARLEY_WEBHOOK_ALLOW_PRIVATE: a service account's token_uri may be http. */
       allowPrivate?: boolean;
-      /** Starts the app's notifications from the event log, in the transaction that adds a provider. */
-      startDelivery?: (appId: string, tx: Tx) => Promise<void>;
+      /**
+       * Keeps the app's notifications in step with its providers, in the transaction that changes
+       * them: its fan-out starts from the log's end at its first provider, and what a channel left
+       * with no provider still owes is dropped.
+       */
+      syncDelivery?: (appId: string, tx: Tx) => Promise<void>;
     },
   ) {}
 
@@ -280,7 +284,6 @@ export class PushProvidersService {
           throw new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: PUSH_PROVIDER_LIMITS.perApp, what: `${LABEL[kind]} providers per app` } });
         }
         await create(tx, !(await providers.hasDefault(ctx.appId, kind, tx)));
-        await this.deps.startDelivery?.(ctx.appId, tx);
       });
     } catch (error) {
       if (error instanceof UniqueViolation) throw alreadyExists(kind, providerId);
@@ -302,6 +305,7 @@ export class PushProvidersService {
       async (tx) => {
         await providers.lock(ctx.appId, kind, tx);
         await work(tx);
+        await this.deps.syncDelivery?.(ctx.appId, tx);
         return kind === 'fcm' ? (await providers.listFcm(ctx.appId, tx)).map(fcmView) : (await providers.listApns(ctx.appId, tx)).map(apnsView);
       },
       ctx.log,
