@@ -6,12 +6,15 @@
 //                    [--crash-senders 128] [--crash-kills 3] [--crash-acks 50] [--soak-minutes 20]
 //                    [--ab-slices 12] [--ab-slice-seconds 5] [--ab-without edgeChecks,rateLimits]
 //                    [--webhook-rounds 3] [--moderation-slices 12] [--moderation-slice-seconds 5]
-//                    [--moderation rules=10,keywords=10000]
+//                    [--moderation rules=10,keywords=10000] [--notification-rate 200|50] [--notification-slices 10]
+//                    [--notification-slice-seconds 5] [--notification-group 10000]
 //
 // With PostgreSQL it also runs the crash scenario, import memory (eight maximal import calls at
 // once), the hardening A/B (send with and without the edge checks and rate limits, both servers
 // side by side taking --ab-slices slices in turns; 0 skips it), the moderation A/B (send with and
 // without an app's moderation rules, bench/moderation-ab.ts; --moderation-slices 0 skips it), a soak of mixed traffic (--soak-minutes 0 skips it) and webhooks (bench/webhooks.ts).
+// On both engines, notifications (bench/notifications.ts: send latency at a fixed load with push
+// notifications on and off, deliveries to a fake FCM, a large group's; --notification-slices 0 skips it).
 //
 // Baselines: no-database Fastify routes (for reads: a user, and a 50-message history page), and
 // raw single-row INSERTs over the pg driver at the same concurrency (for writes); with PostgreSQL, the floors of the history page and the send (bench/floors.ts). Every server runs in its own process; autocannon
@@ -32,6 +35,7 @@ import { sendScenarios } from './lib/send-load.js';
 import { describeHardening, hardeningAB, type HardeningAbResult } from './hardening-ab.js';
 import { describeModeration, moderationAB, type ModerationAbResult } from './moderation-ab.js';
 import { webhooksBench, type WebhooksResult } from './webhooks.js';
+import { DEFAULT_RATE as NOTIFICATION_RATE, describeNotifications, notificationsBench, type NotificationsResult } from './notifications.js';
 import { floorScenarios } from './floors.js';
 import { anotherPageEachTime } from './lib/history-load.js';
 import { postgresCpuMeter, startServerProcess, type ServerHandle } from './lib/processes.js';
@@ -64,6 +68,13 @@ const { values } = parseArgs({
     'moderation-slices': { type: 'string', default: '12' },
     'moderation-slice-seconds': { type: 'string', default: '5' },
     moderation: { type: 'string', default: 'rules=10,keywords=10000' },
+    // Notifications (bench/notifications.ts): the offered 1:1 sends a second (by engine when
+    // absent), slices of it on each server (0 skips the bench) and their length, the notified
+    // group's members.
+    'notification-rate': { type: 'string' },
+    'notification-slices': { type: 'string', default: '10' },
+    'notification-slice-seconds': { type: 'string', default: '5' },
+    'notification-group': { type: 'string', default: '10000' },
   },
 });
 const duration = Number(values.duration);
@@ -314,6 +325,23 @@ const hardening: HardeningAbResult[] = [];
 const moderation: ModerationAbResult[] = [];
 const crashes: CrashReport[] = [];
 const webhooks: WebhooksResult[] = [];
+const notifications: NotificationsResult[] = [];
+/** The notifications bench on this engine, unless skipped. */
+async function notificationsOn(engine: 'pglite' | 'postgres') {
+  if (!wanted('notifications') || Number(values['notification-slices']) <= 0) return;
+  const result = await notificationsBench({
+    engine,
+    ...(engine === 'postgres' ? { withPostgresDatabase } : {}),
+    rate: Number(values['notification-rate'] ?? NOTIFICATION_RATE[engine]),
+    slices: Number(values['notification-slices']),
+    sliceSeconds: Number(values['notification-slice-seconds']),
+    groupSize: Number(values['notification-group']),
+    groupMessages: 3,
+    log: (line) => console.log(line),
+  });
+  notifications.push(result);
+  console.log(describeNotifications(result));
+}
 
 /**
  * Crash under load (bench/lib/crash.ts): many senders, a `parley serve` killed with SIGKILL
@@ -391,6 +419,7 @@ for (const engine of engines) {
       console.log(describeSoak(soaks[soaks.length - 1]!));
     }
     if (wanted('webhooks')) webhooks.push(await webhooksBench({ withPostgresDatabase, rounds: Number(values['webhook-rounds']), durationSeconds: duration, log: console.log }));
+    await notificationsOn('postgres');
   } else {
     await parleyScenarios('pglite');
     if (values.only && wanted('crash')) console.log('crash: PostgreSQL only here (test/e2e/crash.test.ts runs a small one on PGlite); skipped on pglite');
@@ -400,6 +429,7 @@ for (const engine of engines) {
       imports.push(result);
       console.log(describeImport(result));
     }
+    await notificationsOn('pglite');
   }
 }
 
@@ -408,7 +438,7 @@ await baselineServer?.stop();
 // Each run is kept (a partial run, --only, must not erase the last full one), and the newest
 // is also latest.json.
 const at = new Date().toISOString();
-const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks, hardening, moderation, webhooks }, null, 2)}\n`;
+const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks, hardening, moderation, webhooks, notifications }, null, 2)}\n`;
 const kept = `.bench/run-${at.replace(/[:.]/g, '-')}.json`;
 fs.mkdirSync('.bench', { recursive: true });
 fs.writeFileSync(kept, results);
