@@ -7,6 +7,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { silentLogger } from '../../src/domain/context.js';
 import { verifySignature } from '../../src/domain/webhook-signature.js';
 import { EventsRepository } from '../../src/repositories/events.repository.js';
+import { NotificationSendsRepository } from '../../src/repositories/notifications/notification-sends.repository.js';
 import { EventRetention } from '../../src/services/event-retention.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { body, createTestApp, uniqueId, type TestApp } from '../helpers/app.js';
@@ -217,6 +218,20 @@ describe('push notifications', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  it('claims each send once: in a batch of many apps, a key named twice is claimed by its first naming', async () => {
+    const sends = new NotificationSendsRepository(t.database.db);
+    const [a, b] = [t.appA.appId, t.appB.appId];
+    const event = String(900_000_000 + Math.floor(Math.random() * 1_000_000));
+    assert.deepEqual(await sends.claimMany([]), []);
+    assert.deepEqual(
+      await sends.claimMany([{ appId: a, eventId: event, key: 'k1' }, { appId: b, eventId: event, key: 'k1' }, { appId: a, eventId: event, key: 'k1' }, { appId: a, eventId: event, key: 'k2' }]),
+      [true, true, false, true],
+    );
+    assert.deepEqual(await sends.claimMany([{ appId: a, eventId: event, key: 'k2' }, { appId: b, eventId: event, key: 'k2' }]), [false, true]);
+    await sends.release(a, event, 'k1');
+    assert.deepEqual(await sends.claimMany([{ appId: a, eventId: event, key: 'k1' }, { appId: b, eventId: event, key: 'k1' }]), [true, false]);
   });
 
   it('drops what a channel still owes when its last provider goes: adding one back sends no old notification', async () => {

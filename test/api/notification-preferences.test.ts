@@ -426,14 +426,27 @@ describe('the delivery engine’s read', () => {
     assert.equal(statements(), 1);
     const byUid = new Map(rows.map((row) => [row.uid, row]));
     assert.deepEqual([...byUid.keys()].sort(), [ann, ben, cat].sort(), 'deactivated, unknown and other apps’ users are left out');
-    assert.deepEqual(byUid.get(ann), { uid: ann, preferences: { 'group.messagesSetting': 3 }, timezone: 'Asia/Tokyo', email: 'ann@example.com', phone: '+14155550123', muted: true });
-    assert.deepEqual(byUid.get(ben), { uid: ben, preferences: {}, timezone: null, email: null, phone: null, muted: true });
+    const conversation = { type: 'group', id: group };
+    assert.deepEqual(byUid.get(ann), { uid: ann, conversation, preferences: { 'group.messagesSetting': 3 }, timezone: 'Asia/Tokyo', email: 'ann@example.com', phone: '+14155550123', muted: true });
+    assert.deepEqual(byUid.get(ben), { uid: ben, conversation, preferences: {}, timezone: null, email: null, phone: null, muted: true });
     assert.equal(byUid.get(cat)!.muted, false, 'a mute that ended');
     assert.deepEqual(await new UserPreferencesRepository(db).recipients(app.appId, [], { type: 'group', id: group }, new Date()), []);
     // 1:1: the mute of the other user.
     await ok(app, MUTE, ben, { method: 'PUT', body: { conversations: [{ id: ann, type: 'oneOnOne' }] } });
     const direct = await new UserPreferencesRepository(t.database.db).recipients(app.appId, [ben, cat], { type: 'oneOnOne', id: ann }, new Date());
     assert.deepEqual(direct.map((row) => [row.uid, row.muted]).sort(), [[ben, true], [cat, false]].sort());
+    // Many conversations in one statement (a round of deliveries): each row names its own.
+    const counted = counting();
+    const many = await new UserPreferencesRepository(counted.db).recipientsIn(app.appId, [
+      { uid: ben, conversation: { type: 'oneOnOne', id: ann } },
+      { uid: ben, conversation: { type: 'group', id: other } },
+      { uid: ann, conversation: { type: 'group', id: group } },
+      { uid: cat, conversation: { type: 'oneOnOne', id: ann } },
+    ], new Date());
+    assert.equal(counted.statements(), 1);
+    assert.deepEqual(many.map((row) => [row.uid, row.conversation.type, row.conversation.id, row.muted]).sort(), [
+      [ben, 'oneOnOne', ann, true], [ben, 'group', other, true], [ann, 'group', group, true], [cat, 'oneOnOne', ann, false],
+    ].sort());
   });
 
   it('answers what applies to each recipient (PreferencesService.recipients)', async () => {

@@ -110,15 +110,28 @@ export class UserPreferencesRepository {
    * who are not there, or deactivated, are left out.
    */
   async recipients(appId: string, uids: readonly string[], conversation: { type: ConversationType; id: string }, at: Date, tx: Executor = this.db): Promise<RecipientRow[]> {
-    if (uids.length === 0) return [];
-    const { rows } = await sql<RecipientRow>`
-      select u.uid, coalesce(p.preferences, '{}'::jsonb) as preferences, p.timezone, p.email, p.phone,
+    return this.recipientsIn(appId, uids.map((uid) => ({ uid, conversation })), at, tx);
+  }
+
+  /**
+   * recipients for many users, each in a conversation of their own (a round of deliveries of
+   * many conversations), in one statement. Each row says which conversation it is about.
+   */
+  async recipientsIn(
+    appId: string,
+    wanted: ReadonlyArray<{ uid: string; conversation: { type: ConversationType; id: string } }>,
+    at: Date,
+    tx: Executor = this.db,
+  ): Promise<Array<RecipientRow & { conversation: { type: ConversationType; id: string } }>> {
+    if (wanted.length === 0) return [];
+    const { rows } = await sql<RecipientRow & { kind: ConversationType; target: string }>`
+      select u.uid, w.kind, w.target, coalesce(p.preferences, '{}'::jsonb) as preferences, p.timezone, p.email, p.phone,
              exists (select 1 from notification_mutes m
-                      where m.app_id = u.app_id and m.uid = u.uid and m.kind = ${conversation.type} and m.target = ${conversation.id}
+                      where m.app_id = u.app_id and m.uid = u.uid and m.kind = w.kind and m.target = w.target
                         and (m.until is null or m.until > ${at})) as muted
-        from users u
-        left join notification_user_preferences p on p.app_id = u.app_id and p.uid = u.uid
-       where u.app_id = ${appId} and u.uid = any(${[...uids]}::text[]) and u.deactivated_at is null`.execute(tx);
-    return rows;
+        from unnest(${wanted.map((w) => w.uid)}::text[], ${wanted.map((w) => w.conversation.type)}::text[], ${wanted.map((w) => w.conversation.id)}::text[]) as w (uid, kind, target)
+        join users u on u.app_id = ${appId} and u.uid = w.uid and u.deactivated_at is null
+        left join notification_user_preferences p on p.app_id = u.app_id and p.uid = u.uid`.execute(tx);
+    return rows.map(({ kind, target, ...row }) => Object.assign(row, { conversation: { type: kind, id: target } }));
   }
 }

@@ -19,6 +19,12 @@ export interface ConsumerLimits {
   perRound: number;
   /** Events of one app read by one step of the fan-out. */
   fanOutPerApp: number;
+  /**
+   * How long new events wait for others before they are fanned out (and the deliveries made
+   * claimed): fan-out steps of more events and rounds of more lanes, fewer statements a delivery
+   * (0: at once). Where a few tens of milliseconds do not matter (a push notification).
+   */
+  gatherMs?: number;
 }
 
 /** What one attempt got: success, or a failure to retry (when `retry`) or not. */
@@ -38,6 +44,11 @@ export interface RoundTarget {
   /** Reads at once what the round's attempts need (their events rendered), before the first. */
   prepare?(items: ReadonlyArray<{ delivery: PendingDelivery; event: RenderedEvent }>): Promise<void>;
   attempt(delivery: PendingDelivery, event: RenderedEvent): Promise<AttemptResult>;
+  /**
+   * Writes at once what the round's attempts gathered (a log of them), after the last attempt and
+   * before their outcomes are recorded. A failure is logged; the outcomes are recorded anyway.
+   */
+  finish?(): Promise<void>;
 }
 
 /**

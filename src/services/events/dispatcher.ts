@@ -39,6 +39,8 @@ interface Lanes {
   answering: Map<string, { appId: string; target: string; at: number }>;
   fanOut: ReturnType<typeof oneAtATime>;
   claimRound: ReturnType<typeof oneAtATime>;
+  /** A fan-out waiting for gatherMs after the safe id moved, when one is. */
+  gathering: NodeJS.Timeout | undefined;
   /** Whether the deployment has (or had) a target of this consumer: its events are fanned out. */
   started: boolean;
   counts: ConsumerCounts;
@@ -104,6 +106,7 @@ export class EventDispatcher {
         busy: new Map(),
         answering: new Map(),
         started: false,
+        gathering: undefined,
         counts: { fannedOut: 0, delivered: 0, retried: 0, failed: 0, dropped: 0, takenOver: 0, lanesInFlight: 0 },
         fanOut: oneAtATime(
           () => this.fanOutOf(lanes),
@@ -140,7 +143,7 @@ export class EventDispatcher {
       this.listening = true;
       this.deps.feed.onAdvance((safe) => {
         this.safe = safe;
-        for (const lanes of this.consumers) if (lanes.started) lanes.fanOut();
+        for (const lanes of this.consumers) if (lanes.started) this.fanOutSoon(lanes);
       });
     }
     // Nothing is read while the deployment has never had a target (an idle server stays idle);
@@ -198,6 +201,10 @@ export class EventDispatcher {
     this.stopped = true;
     clearInterval(this.timer);
     for (const lanes of this.consumers) {
+      clearTimeout(lanes.gathering);
+      lanes.gathering = undefined;
+    }
+    for (const lanes of this.consumers) {
       await lanes.fanOut.idle();
       await lanes.claimRound.idle();
     }
@@ -221,6 +228,21 @@ export class EventDispatcher {
       }
       if (!step.more || this.stopped) return;
     }
+  }
+
+  /** A fan-out of new events: at once, or after the consumer's gatherMs (one waits at a time), so one step takes the events of that time together. */
+  private fanOutSoon(lanes: Lanes): void {
+    const gatherMs = lanes.consumer.limits.gatherMs ?? 0;
+    if (gatherMs <= 0) {
+      lanes.fanOut();
+      return;
+    }
+    if (lanes.gathering) return;
+    lanes.gathering = setTimeout(() => {
+      lanes.gathering = undefined;
+      lanes.fanOut();
+    }, gatherMs);
+    lanes.gathering.unref();
   }
 
   /** Claims the consumer's due lanes while this process has room (and its lock), and sends each. */
@@ -353,6 +375,13 @@ export class EventDispatcher {
           }
         }),
       );
+      if (open.finish) {
+        try {
+          await open.finish();
+        } catch (error) {
+          this.log.warn({ err: error, consumer: consumer.queue.consumer, target }, "a delivery round's finish failed; its outcomes are recorded");
+        }
+      }
     }
     if (attempted > 0) {
       if (answered) lanes.answering.set(key, { appId, target, at: Date.now() });

@@ -15,7 +15,7 @@ import type { RenderedEvent } from '../event-payloads.js';
 import type { CustomProviderForDelivery, SendGridForDelivery, TwilioForDelivery } from '../notifications/channel-providers-delivery.js';
 import type { ChannelProvidersService } from '../notifications/channel-providers.service.js';
 import type { NotificationSettingsService } from '../notifications/notification-settings.service.js';
-import type { NotificationRecipient, PreferencesService } from '../notifications/preferences.service.js';
+import { conversationKeyOf, type NotificationRecipient, type PreferencesService } from '../notifications/preferences.service.js';
 import type { CustomProviderClient } from '../notifications/providers/custom.js';
 import type { SendGridClient } from '../notifications/providers/sendgrid.js';
 import type { TwilioClient } from '../notifications/providers/twilio.js';
@@ -139,15 +139,7 @@ export class NotificationDigests implements ChannelTargets {
       digest.messages.push({ delivery, message });
       byDelivery.set(delivery.id, digest);
     }
-    const byConversation = new Map<string, { conversation: Digest['muteKey']; uids: Set<string> }>();
-    for (const digest of digests.values()) {
-      const key = `${digest.muteKey.type}:${digest.muteKey.id}`;
-      const entry = byConversation.get(key) ?? { conversation: digest.muteKey, uids: new Set<string>() };
-      entry.uids.add(digest.uid);
-      byConversation.set(key, entry);
-    }
-    const recipients = new Map<string, Map<string, NotificationRecipient>>();
-    for (const [key, { conversation, uids }] of byConversation) recipients.set(key, await this.deps.preferences.recipients(ctx, [...uids], conversation, new Date(), settings));
+    const recipients = await this.deps.preferences.recipientsIn(ctx, [...digests.values()].map((digest) => ({ uid: digest.uid, conversation: digest.muteKey })), new Date(), settings);
     const pairs = [...digests.values()].map((digest) => ({ uid: digest.uid, conversationId: digest.conversationKey }));
     const [states, users] = await Promise.all([
       settings.preferences[channel].notifyForUnreadOnly ? this.deps.states.getMany(appId, pairs) : Promise.resolve([]),
@@ -165,7 +157,7 @@ export class NotificationDigests implements ChannelTargets {
     const { channel, settings } = round;
     const appId = round.ctx.appId;
     const uid = digest.uid;
-    const recipient = round.recipients.get(`${digest.muteKey.type}:${digest.muteKey.id}`)?.get(uid);
+    const recipient = round.recipients.get(conversationKeyOf(digest.muteKey))?.get(uid);
     // Deactivated or deleted since: nobody to notify.
     if (!recipient) return NO_SEND('the recipient no longer exists');
     const caps = settings.preferences[channel];

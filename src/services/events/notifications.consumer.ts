@@ -14,7 +14,7 @@ import type { PushTokensRepository } from '../../repositories/notifications/push
 import type { RenderedEvent } from '../event-payloads.js';
 import type { ChannelProvidersService, CustomProviderForDelivery } from '../notifications/channel-providers.service.js';
 import type { NotificationSettingsService } from '../notifications/notification-settings.service.js';
-import type { NotificationRecipient, PreferencesService } from '../notifications/preferences.service.js';
+import { conversationKeyOf, type NotificationRecipient, type PreferencesService } from '../notifications/preferences.service.js';
 import type { PushProvidersService } from '../notifications/push-providers.service.js';
 import type { ApnsClient } from '../notifications/providers/apns.js';
 import type { CustomProviderClient } from '../notifications/providers/custom.js';
@@ -40,6 +40,8 @@ interface Round {
   /** Per conversation key (type and id as the recipient sees it), its recipients. */
   recipients: Map<string, Map<string, NotificationRecipient>>;
   tokens: Map<string, PushTarget[]>;
+  /** The log's entries of the round's attempts, recorded together when it finishes. */
+  entries: NotificationLogEntry[];
 }
 
 /**
@@ -66,7 +68,10 @@ export class NotificationsConsumer implements EventConsumer {
       tokens: PushTokensRepository;
       pushProviders: PushProvidersService;
       channelProviders: ChannelProvidersService;
-      sends: NotificationSendsRepository;
+      /** Forgets a claim whose send is to be tried again. */
+      sends: Pick<NotificationSendsRepository, 'release'>;
+      /** Claims a send, once per event and key (NotificationSendsRepository.claimMany, coalesced). */
+      claimSend: (item: { appId: string; eventId: string; key: string }) => Promise<boolean>;
       log: NotificationLogRepository;
       fcm: FcmClient;
       apns: ApnsClient;
@@ -96,6 +101,10 @@ export class NotificationsConsumer implements EventConsumer {
         round = await this.prepare(appId, items);
       },
       attempt: async (delivery, event) => this.attempt(round!, delivery, event),
+      // One statement for the round's log (a crash before it loses those entries, not a send).
+      finish: async () => {
+        if (round && round.entries.length > 0) await this.deps.log.record(appId, round.entries);
+      },
     };
   }
 
@@ -109,27 +118,21 @@ export class NotificationsConsumer implements EventConsumer {
   /** The app's settings and providers, and every recipient's preferences and tokens, for a round. */
   private async prepare(appId: string, items: ReadonlyArray<{ delivery: PendingDelivery; event: RenderedEvent }>): Promise<Round> {
     const ctx: RequestContext = { appId, requestId: 'notifications', log: silentLogger };
-    const [settings, providers, channels] = await Promise.all([
+    const [settings, providers, custom] = await Promise.all([
       this.deps.settings.get(ctx),
       this.deps.pushProviders.forDelivery(ctx),
-      this.deps.channelProviders.forDelivery(ctx),
+      this.deps.channelProviders.customForDelivery(ctx, 'push'),
     ]);
     const notices = await noticesOf(appId, items, this.deps.reads);
-    const byConversation = new Map<string, { conversation: { type: ConversationType; id: string }; uids: Set<string> }>();
+    const wanted: Array<{ uid: string; conversation: { type: ConversationType; id: string } }> = [];
     for (const { delivery, event } of items) {
       const notice = notices.get(event.id);
-      if (!notice) continue;
-      const conversation = notice.conversation(delivery.item);
-      const key = `${conversation.type}:${conversation.id}`;
-      const entry = byConversation.get(key) ?? { conversation, uids: new Set<string>() };
-      entry.uids.add(delivery.item);
-      byConversation.set(key, entry);
+      if (notice) wanted.push({ uid: delivery.item, conversation: notice.conversation(delivery.item) });
     }
-    const recipients = new Map<string, Map<string, NotificationRecipient>>();
-    for (const [key, { conversation, uids }] of byConversation) recipients.set(key, await this.deps.preferences.recipients(ctx, [...uids], conversation, new Date(), settings));
+    const recipients = await this.deps.preferences.recipientsIn(ctx, wanted, new Date(), settings);
     const uids = [...new Set(items.map((item) => item.delivery.item))];
     const tokens = await this.deps.tokens.tokensOf(appId, uids);
-    return { ctx, settings, providers, custom: channels.push.custom, notices, recipients, tokens };
+    return { ctx, settings, providers, custom, notices, recipients, tokens, entries: [] };
   }
 
   /** One event's notification to one recipient: decided, then sent to each of their tokens once. */
@@ -139,7 +142,7 @@ export class NotificationsConsumer implements EventConsumer {
     const uid = delivery.item;
     if (!notice) return { ok: true, status: null, error: 'not a notified event', retry: false };
     const conversation = notice.conversation(uid);
-    const recipient = round.recipients.get(`${conversation.type}:${conversation.id}`)?.get(uid);
+    const recipient = round.recipients.get(conversationKeyOf(conversation))?.get(uid);
     // Deactivated or deleted since: nobody to notify.
     if (!recipient) return { ok: true, status: null, error: 'the recipient no longer exists', retry: false };
     const base = extended({ processingStartedAtMS: started, channel: 'push' as const }, notice.fields(uid));
@@ -148,13 +151,13 @@ export class NotificationsConsumer implements EventConsumer {
     const skip = notificationSkipReason(recipient, decided, new Date());
     if (skip) {
       entries.push(extended(base, { processingEndedAtMS: Date.now(), notificationTriggered: false as const, reason: skipReasonOf(skip, decided.kind) }));
-      await this.deps.log.record(round.ctx.appId, entries);
+      round.entries.push(...entries);
       return { ok: true, status: null, error: null, retry: false };
     }
     const details = notice.details(recipient, round.settings);
     let again: DeliveryResult | undefined;
     const sent = async (key: string, send: () => Promise<{ result: DeliveryResult; entry: Omit<NotificationLogEntry, 'notificationTriggered' | 'processingStartedAtMS' | 'processingEndedAtMS' | 'success' | 'reason'> }>) => {
-      if (!(await this.deps.sends.claim(round.ctx.appId, delivery.event_id, key))) return;
+      if (!(await this.deps.claimSend({ appId: round.ctx.appId, eventId: delivery.event_id, key }))) return;
       const at = Date.now();
       const { result, entry } = await send();
       // Tried again only when the provider answered that it did not take it (429, 5xx): one that
@@ -207,7 +210,7 @@ export class NotificationsConsumer implements EventConsumer {
         entry: extended(base, { provider: 'custom' as const, payload: { title: details.title, body: details.body } }),
       }));
     }
-    if (entries.length > 0) await this.deps.log.record(round.ctx.appId, entries);
+    round.entries.push(...entries);
     const retry = again as DeliveryResult | undefined;
     if (retry) return { ok: false, status: retry.status, error: retry.error, retry: true, ...(retry.retryAfterMs !== undefined ? { retryAfterMs: retry.retryAfterMs } : {}) };
     return { ok: true, status: null, error: null, retry: false };

@@ -33,7 +33,7 @@ import {
   type SendGridInput,
   type TwilioInput,
 } from './channel-providers-input.js';
-import { openForDelivery, type ChannelProvidersForDelivery } from './channel-providers-delivery.js';
+import { openForDelivery, type ChannelProvidersForDelivery, type CustomProviderForDelivery } from './channel-providers-delivery.js';
 
 export type { CustomProviderInput, SendGridInput, TwilioInput } from './channel-providers-input.js';
 export type { ChannelProvidersForDelivery, CustomProviderForDelivery, SendGridForDelivery, TwilioForDelivery } from './channel-providers-delivery.js';
@@ -282,6 +282,12 @@ export class ChannelProvidersService {
       this.deps.providers.listCustom(appId),
     ]);
     return openForDelivery(ctx, this.deps.secrets, { twilio, sendGrid, custom });
+  }
+
+  /** The channel's custom provider for delivery, opened (as forDelivery has it), read alone: push's rounds need no more. */
+  async customForDelivery(ctx: RequestContext, channel: CustomProviderChannel): Promise<CustomProviderForDelivery | undefined> {
+    const custom = await this.deps.providers.getCustom(ctx.appId, channel);
+    return openForDelivery(ctx, this.deps.secrets, { twilio: undefined, sendGrid: undefined, custom: custom ? [custom] : [] })[channel].custom;
   }
 
   /**

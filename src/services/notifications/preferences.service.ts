@@ -112,6 +112,27 @@ export class PreferencesService {
     return recipients;
   }
 
+  /**
+   * recipients for a round of deliveries of many conversations, in one read: per conversation
+   * (conversationKeyOf), its recipients among `wanted`.
+   */
+  async recipientsIn(
+    ctx: RequestContext,
+    wanted: ReadonlyArray<{ uid: string; conversation: { type: ConversationType; id: string } }>,
+    at: Date,
+    settings: AppNotificationSettings,
+  ): Promise<Map<string, Map<string, NotificationRecipient>>> {
+    const byConversation = new Map<string, Map<string, NotificationRecipient>>();
+    for (const row of await this.deps.preferences.recipientsIn(ctx.appId, dedupe(wanted), at)) {
+      const preferences: EffectivePreferences = effectivePreferences(settings, userValuesFromEntries(row.preferences));
+      const key = conversationKeyOf(row.conversation);
+      const recipients = byConversation.get(key) ?? new Map<string, NotificationRecipient>();
+      recipients.set(row.uid, { uid: row.uid, preferences, timeZone: row.timezone, muted: row.muted, email: row.email, phone: row.phone });
+      byConversation.set(key, recipients);
+    }
+    return byConversation;
+  }
+
   /** The write, with a user deleted since they were read answered ERR_UID_NOT_FOUND. */
   private async mapMissingUser<T>(uid: string, write: () => Promise<T>): Promise<T> {
     try {
@@ -121,4 +142,16 @@ export class PreferencesService {
       throw error;
     }
   }
+}
+
+/** A conversation as recipientsIn keys it: its type and id (the group, or the other user of a 1:1). */
+export function conversationKeyOf(conversation: { type: ConversationType; id: string }): string {
+  return `${conversation.type}:${conversation.id}`;
+}
+
+/** Each user and conversation once. */
+function dedupe<T extends { uid: string; conversation: { type: ConversationType; id: string } }>(wanted: readonly T[]): T[] {
+  const seen = new Map<string, T>();
+  for (const w of wanted) seen.set(`${w.uid}\u0000${conversationKeyOf(w.conversation)}`, w);
+  return [...seen.values()];
 }
