@@ -170,8 +170,9 @@ export function createNotifications(
     // Per app, 64 recipients' lanes at once (256 while its providers answer quickly): one app's
     // large group takes its share, not the process's.
     // New events wait 50 ms for others before their fan-out, so that a step and a round take many
-    // at once: a push notification 50 ms later, for fewer statements a delivery.
-    limits: { lanesPerTarget: 64, lanesPerAnsweringTarget: 256, quickAnswerMs: 1_000, answeringForMs: 60_000, perRound: 20, fanOutPerApp: 1_000, gatherMs: 50 },
+    // at once: a push notification 50 ms later, for fewer statements a delivery. A fan-out still
+    // going after 250 ms (a message to a huge group) gets a second beside it for the other apps.
+    limits: { lanesPerTarget: 64, lanesPerAnsweringTarget: 256, quickAnswerMs: 1_000, answeringForMs: 60_000, perRound: 20, fanOutPerApp: 1_000, gatherMs: 50, spareFanOutAfterMs: 250 },
     channels: digests,
   });
 

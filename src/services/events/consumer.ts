@@ -25,6 +25,11 @@ export interface ConsumerLimits {
    * (0: at once). Where a few tens of milliseconds do not matter (a push notification).
    */
   gatherMs?: number;
+  /**
+   * A fan-out run still going after this long gets a second beside it, for the other apps'
+   * events (fanOutRuns): where one event can make very many deliveries (a group's members).
+   */
+  spareFanOutAfterMs?: number;
 }
 
 /** What one attempt got: success, or a failure to retry (when `retry`) or not. */

@@ -10,6 +10,7 @@ import type { AttemptOutcome } from '../../repositories/events/event-queue.repos
 import type { EventFeed } from '../event-feed.js';
 import type { EventPayloads, RenderedEvent } from '../event-payloads.js';
 import type { EventConsumer } from './consumer.js';
+import { fanOutRuns, type FanOutRuns } from './fan-out-runs.js';
 import { oneAtATime } from './one-at-a-time.js';
 
 /** How much one process does at once, for all its consumers (docs/events.md). */
@@ -37,10 +38,8 @@ interface Lanes {
   busy: Map<string, { appId: string; target: string; lanes: number }>;
   /** Targets whose last round here, within answeringForMs, had every attempt succeed within quickAnswerMs, with when it ended. */
   answering: Map<string, { appId: string; target: string; at: number }>;
-  fanOut: ReturnType<typeof oneAtATime>;
+  fanOut: FanOutRuns;
   claimRound: ReturnType<typeof oneAtATime>;
-  /** A fan-out waiting for gatherMs after the safe id moved, when one is. */
-  gathering: NodeJS.Timeout | undefined;
   /** Whether the deployment has (or had) a target of this consumer: its events are fanned out. */
   started: boolean;
   counts: ConsumerCounts;
@@ -106,13 +105,13 @@ export class EventDispatcher {
         busy: new Map(),
         answering: new Map(),
         started: false,
-        gathering: undefined,
         counts: { fannedOut: 0, delivered: 0, retried: 0, failed: 0, dropped: 0, takenOver: 0, lanesInFlight: 0 },
-        fanOut: oneAtATime(
-          () => this.fanOutOf(lanes),
-          () => this.stopped,
-          (error) => this.log.warn({ err: error, consumer: consumer.queue.consumer }, 'a fan-out of the event log failed; it is tried again with the next events'),
-        ),
+        fanOut: fanOutRuns(() => this.fanOutOf(lanes), {
+          ...(consumer.limits.gatherMs !== undefined ? { gatherMs: consumer.limits.gatherMs } : {}),
+          ...(consumer.limits.spareFanOutAfterMs !== undefined ? { spareAfterMs: consumer.limits.spareFanOutAfterMs } : {}),
+          stopped: () => this.stopped,
+          failed: (error) => this.log.warn({ err: error, consumer: consumer.queue.consumer }, 'a fan-out of the event log failed; it is tried again with the next events'),
+        }),
         claimRound: oneAtATime(
           () => this.claimOf(lanes),
           () => this.stopped,
@@ -143,7 +142,7 @@ export class EventDispatcher {
       this.listening = true;
       this.deps.feed.onAdvance((safe) => {
         this.safe = safe;
-        for (const lanes of this.consumers) if (lanes.started) this.fanOutSoon(lanes);
+        for (const lanes of this.consumers) if (lanes.started) lanes.fanOut.soon();
       });
     }
     // Nothing is read while the deployment has never had a target (an idle server stays idle);
@@ -165,7 +164,7 @@ export class EventDispatcher {
         } catch (error) {
           this.log.warn({ err: error }, 'the event dispatcher could not read the database');
         }
-        if (lanes.started) lanes.fanOut();
+        if (lanes.started) lanes.fanOut.now();
       }
     }
     if (this.stopped || !this.consumers.some((lanes) => lanes.started)) return;
@@ -201,10 +200,7 @@ export class EventDispatcher {
     this.stopped = true;
     clearInterval(this.timer);
     for (const lanes of this.consumers) {
-      clearTimeout(lanes.gathering);
-      lanes.gathering = undefined;
-    }
-    for (const lanes of this.consumers) {
+      lanes.fanOut.cancel();
       await lanes.fanOut.idle();
       await lanes.claimRound.idle();
     }
@@ -228,21 +224,6 @@ export class EventDispatcher {
       }
       if (!step.more || this.stopped) return;
     }
-  }
-
-  /** A fan-out of new events: at once, or after the consumer's gatherMs (one waits at a time), so one step takes the events of that time together. */
-  private fanOutSoon(lanes: Lanes): void {
-    const gatherMs = lanes.consumer.limits.gatherMs ?? 0;
-    if (gatherMs <= 0) {
-      lanes.fanOut();
-      return;
-    }
-    if (lanes.gathering) return;
-    lanes.gathering = setTimeout(() => {
-      lanes.gathering = undefined;
-      lanes.fanOut();
-    }, gatherMs);
-    lanes.gathering.unref();
   }
 
   /** Claims the consumer's due lanes while this process has room (and its lock), and sends each. */
