@@ -107,8 +107,8 @@ export class EventDispatcher {
         started: false,
         counts: { fannedOut: 0, delivered: 0, retried: 0, failed: 0, dropped: 0, takenOver: 0, lanesInFlight: 0 },
         fanOut: fanOutRuns(() => this.fanOutOf(lanes), {
-          ...(consumer.limits.gatherMs !== undefined ? { gatherMs: consumer.limits.gatherMs } : {}),
-          ...(consumer.limits.spareFanOutAfterMs !== undefined ? { spareAfterMs: consumer.limits.spareFanOutAfterMs } : {}),
+          gatherMs: consumer.limits.gatherMs,
+          spareAfterMs: consumer.limits.spareFanOutAfterMs,
           stopped: () => this.stopped,
           failed: (error) => this.log.warn({ err: error, consumer: consumer.queue.consumer }, 'a fan-out of the event log failed; it is tried again with the next events'),
         }),

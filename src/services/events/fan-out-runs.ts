@@ -23,7 +23,7 @@ export interface FanOutRuns {
  */
 export function fanOutRuns(
   run: () => Promise<void>,
-  options: { gatherMs?: number; spareAfterMs?: number; stopped: () => boolean; failed: (error: unknown) => void },
+  options: { gatherMs?: number | undefined; spareAfterMs?: number | undefined; stopped: () => boolean; failed: (error: unknown) => void },
 ): FanOutRuns {
   const spare = oneAtATime(run, options.stopped, options.failed);
   const spareAfterMs = options.spareAfterMs;
