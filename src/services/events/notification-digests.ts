@@ -21,6 +21,7 @@ import type { SendGridClient } from '../notifications/providers/sendgrid.js';
 import type { TwilioClient } from '../notifications/providers/twilio.js';
 import type { DeliveryResult } from '../notifications/providers/types.js';
 import type { AttemptResult, RoundTarget } from './consumer.js';
+import { messageFields, mutedConversationOf, retriedAttempt } from './notification-push-events.js';
 import type { ChannelTargets } from './notifications.consumer.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -132,8 +133,7 @@ export class NotificationDigests implements ChannelTargets {
       const key = `${delivery.item}/${conversationKey}`;
       let digest = digests.get(key);
       if (!digest) {
-        const muteKey = message.receiverType === 'group' ? { type: 'group' as const, id: message.receiver } : { type: 'oneOnOne' as const, id: message.sender };
-        digest = { uid: delivery.item, conversationKey, muteKey, messages: [] };
+        digest = { uid: delivery.item, conversationKey, muteKey: mutedConversationOf(message), messages: [] };
         digests.set(key, digest);
       }
       digest.messages.push({ delivery, message });
@@ -194,8 +194,8 @@ export class NotificationDigests implements ChannelTargets {
         }
         // Each message once per provider: what an earlier digest (or a process that died after sending) took is left out.
         const key = `${channel}:${provider.kind}:${uid}`;
-        const claimed: typeof wanted = [];
-        for (const item of wanted) if (await this.deps.sends.claim(appId, item.delivery.event_id, key)) claimed.push(item);
+        const claims = await this.deps.sends.claimMany(wanted.map((item) => ({ appId, eventId: item.delivery.event_id, key })));
+        const claimed = wanted.filter((_, index) => claims[index]);
         if (claimed.length === 0) continue;
         const base = extended(logBase(channel, claimed[0]!.message, uid, at), { provider: provider.kind });
         const capKeys = [`${appId}/${key}`, `${appId}/${key}/${conversation.type}:${conversation.id}`];
@@ -233,7 +233,7 @@ export class NotificationDigests implements ChannelTargets {
       }
     }
     const retry = again as DeliveryResult | undefined;
-    if (retry) return { ok: false, status: retry.status, error: retry.error, retry: true, ...(retry.retryAfterMs !== undefined ? { retryAfterMs: retry.retryAfterMs } : {}) };
+    if (retry) return retriedAttempt(retry);
     return NO_SEND(null);
   }
 
@@ -298,17 +298,5 @@ function notSent(base: ReturnType<typeof logBase> & { provider?: DigestRoute['pr
 
 /** What every log entry of a digest says: the channel, and its first message (sender, receiver, member). */
 function logBase(channel: DigestChannel, message: NotifiedMessage, uid: string, startedAtMs: number) {
-  return {
-    processingStartedAtMS: startedAtMs,
-    channel,
-    trigger: 'after_message' as const,
-    messageId: String(message.id),
-    messageSentAtMS: message.sentAt * 1000,
-    messageCategory: message.category === 'custom' ? ('custom' as const) : ('message' as const),
-    messageType: message.type,
-    sender: message.sender,
-    receiver: message.receiver,
-    receiverType: message.receiverType,
-    ...(message.receiverType === 'group' ? { member: uid } : {}),
-  };
+  return extended({ processingStartedAtMS: startedAtMs, channel }, messageFields(message, 'after_message', uid));
 }

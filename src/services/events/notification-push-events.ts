@@ -22,6 +22,8 @@ import type { MessageRow, MessagesRepository } from '../../repositories/messages
 import type { UserRow, UsersRepository } from '../../repositories/users.repository.js';
 import { APP_SENDER } from '../action-messages.js';
 import type { RenderedEvent } from '../event-payloads.js';
+import type { DeliveryResult } from '../notifications/providers/types.js';
+import type { AttemptResult } from './consumer.js';
 import type { NotificationRecipient } from '../notifications/preferences.service.js';
 
 /** What a push notification's log entries say about its event, whatever became of it. */
@@ -109,10 +111,20 @@ export async function noticesOf(appId: string, items: ReadonlyArray<{ delivery: 
   return notices;
 }
 
+/** A new message's conversation as its recipients' mutes name it: the group, or (1:1) the sender. */
+export function mutedConversationOf(message: NotifiedMessage): { type: ConversationType; id: string } {
+  return message.receiverType === 'group' ? { type: 'group', id: message.receiver } : { type: 'oneOnOne', id: message.sender };
+}
+
+/** A provider's answer that it did not take a send (429, 5xx) as the attempt's result: tried again, after its Retry-After. */
+export function retriedAttempt(result: DeliveryResult): AttemptResult {
+  return { ok: false, status: result.status, error: result.error, retry: true, ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}) };
+}
+
 const logCategory = (category: string) => (category === 'custom' ? ('custom' as const) : ('message' as const));
 
-/** What a message's notice logs, for `uid`. */
-function messageFields(message: NotifiedMessage, trigger: NotificationTrigger, uid: string): NoticeFields {
+/** What a message's notification logs, for `uid` (push, and the digests of e-mail and SMS). */
+export function messageFields(message: NotifiedMessage, trigger: NotificationTrigger, uid: string): NoticeFields {
   return {
     trigger,
     messageId: String(message.id),
@@ -131,7 +143,7 @@ function messageSent(message: NotifiedMessage): PushNotice {
   const kind = messageKind(message);
   return {
     messageId: String(message.id),
-    conversation: () => (message.receiverType === 'group' ? { type: 'group', id: message.receiver } : { type: 'oneOnOne', id: message.sender }),
+    conversation: () => mutedConversationOf(message),
     event: (uid) => ({ conversationType: message.receiverType === 'group' ? 'group' : 'oneOnOne', kind, mentioned: mentions(message, uid), ownMessage: false }),
     fields: (uid) => messageFields(message, 'after_message', uid),
     details: (recipient, settings) => notificationOf(settings, message, { privacy: recipient.preferences.usePrivacyTemplate, mentioned: mentions(message, recipient.uid) }),

@@ -21,7 +21,7 @@ import type { CustomProviderClient } from '../notifications/providers/custom.js'
 import type { FcmClient } from '../notifications/providers/fcm.js';
 import type { DeliveryResult } from '../notifications/providers/types.js';
 import type { AttemptResult, ConsumerLimits, EventConsumer, RoundTarget } from './consumer.js';
-import { noticesOf, type NoticeReads, type PushNotice } from './notification-push-events.js';
+import { noticesOf, retriedAttempt, type NoticeReads, type PushNotice } from './notification-push-events.js';
 
 /** A channel's rounds other than push's (one consumer, one dispatcher: NotificationsConsumer.open hands them over). */
 export interface ChannelTargets {
@@ -212,7 +212,7 @@ export class NotificationsConsumer implements EventConsumer {
     }
     round.entries.push(...entries);
     const retry = again as DeliveryResult | undefined;
-    if (retry) return { ok: false, status: retry.status, error: retry.error, retry: true, ...(retry.retryAfterMs !== undefined ? { retryAfterMs: retry.retryAfterMs } : {}) };
+    if (retry) return retriedAttempt(retry);
     return { ok: true, status: null, error: null, retry: false };
   }
 }
