@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createCrashWebhook, parseManagementKey } from '../../bench/lib/crash-webhooks.js';
-import { newDeployment, parseBanner, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
+import { callServer, newDeployment, parseBanner, startServe, type Deployment, type ServerProcess } from '../helpers/cli.js';
 import { TEST_ENGINE } from '../helpers/db.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
@@ -44,21 +44,8 @@ describe('webhooks and streams across two processes on one PostgreSQL', { skip: 
     if (secondDir) fs.rmSync(secondDir, { recursive: true, force: true });
   });
 
-  function call(server: ServerProcess, method: string, path: string, payload?: unknown, onBehalfOf?: string): Promise<{ status: number; body: string }> {
-    const body = payload === undefined ? undefined : JSON.stringify(payload);
-    return new Promise((resolve, reject) => {
-      const headers: Record<string, string | number> = { appid: app.appId, apikey: app.apiKey };
-      if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      if (onBehalfOf) headers.onbehalfof = onBehalfOf;
-      const req = http.request({ agent, host: '127.0.0.1', port: server.port, method, path, headers }, (res) => {
-        let text = '';
-        res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-  }
+  const call = (server: ServerProcess, method: string, path: string, payload?: unknown, onBehalfOf?: string) => callServer(agent, server, app, method, path, payload, onBehalfOf);
+
 
   /** A live stream of message_sent on `server`: the message ids it got. */
   function stream(server: ServerProcess): Promise<{ ids: string[]; close(): void }> {
