@@ -9,10 +9,9 @@ import { EventDispatcher } from './services/events/dispatcher.js';
 import { WebhooksConsumer } from './services/events/webhooks.consumer.js';
 import { WebhookSender } from './services/webhook-sender.js';
 import { PARLEY_VERSION } from './version.js';
-import { coalesced } from './db/batcher.js';
-import type { Database, Engine } from './db/database.js';
+import type { Database } from './db/database.js';
 import type { Logger } from './domain/context.js';
-import { DEFAULT_RATE_LIMITS, type RateLimits } from './domain/rate-limits.js';
+import { DEFAULT_RATE_LIMITS } from './domain/rate-limits.js';
 import { PasswordHasher } from './domain/passwords.js';
 import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
@@ -32,15 +31,15 @@ import { GroupsRepository } from './repositories/groups.repository.js';
 import { MessageBatchesRepository } from './repositories/message-store/message-batches.repository.js';
 import { MessageImportsRepository } from './repositories/message-store/message-imports.repository.js';
 import { MessageTextsRepository } from './repositories/message-store/message-texts.repository.js';
-import { MessagePagesRepository, type PageCheck, type PageRead } from './repositories/message-pages.repository.js';
+import { MessagePagesRepository } from './repositories/message-pages.repository.js';
 import { MessageStoreRepository } from './repositories/message-store/message-store.repository.js';
-import { MessagesRepository, type NewMessage } from './repositories/messages.repository.js';
+import { MessagesRepository } from './repositories/messages.repository.js';
 import { ReactionsRepository } from './repositories/reactions.repository.js';
 import { PermissionsRepository } from './repositories/permissions.repository.js';
-import { MemoryRateLimitCounters, type RateLimitCounters } from './repositories/rate-limit-counters.js';
+import { MemoryRateLimitCounters } from './repositories/rate-limit-counters.js';
 import { RolesRepository } from './repositories/roles.repository.js';
 import { UserPurgeRepository } from './repositories/user-purge.repository.js';
-import { UsersRepository, type NewUser } from './repositories/users.repository.js';
+import { UsersRepository } from './repositories/users.repository.js';
 import { ActionMessages } from './services/action-messages.js';
 import { ApiKeysService } from './services/api-keys.service.js';
 import { AppsService } from './services/apps.service.js';
@@ -73,59 +72,9 @@ import { HeldMessagesRepository } from './repositories/message-store/held-messag
 import { BlockedMessagesRepository } from './repositories/moderation/blocked-messages.repository.js';
 import { createModeration } from './container-moderation.js';
 import { createNotifications, type NotificationEndpoints } from './container-notifications.js';
+import { createCoalescing, type RateLimitOptions } from './container-shared.js';
 import { SecretBox } from './domain/secret-box.js';
 
-
-/** Rate limits: the deployment's, where requests are counted (memory unless given), and the clock. */
-export interface RateLimitOptions {
-  limits?: RateLimits;
-  counters?: RateLimitCounters;
-  now?: () => number;
-}
-
-/**
- * Where rate-limit counters live: in Redis when a URL is given (shared by the nodes that use it;
- * ioredis is loaded only then), else in this process's memory.
- */
-export async function openRateLimitCounters(options: { redisUrl?: string; keyPrefix?: string; log: Logger }): Promise<RateLimitCounters> {
-  if (!options.redisUrl) return new MemoryRateLimitCounters();
-  const { RedisRateLimitCounters } = await import('./repositories/redis-rate-limit-counters.js');
-  return RedisRateLimitCounters.open({ url: options.redisUrl, keyPrefix: options.keyPrefix ?? 'parley:', log: options.log });
-}
-
-/**
- * Coalescing: concurrent calls of these reads and writes share one statement, each caller
- * answered on its own (see Batcher, src/db/batcher.ts). Applied here, at the composition root,
- * so that a service's dependencies say which of its calls are coalesced; inside a transaction a
- * service calls the repository itself.
- */
-export function createCoalescing(
-  repositories: { users: UsersRepository; messagePages: MessagePagesRepository; messageBatches: MessageBatchesRepository },
-  engine: Engine,
-) {
-  return {
-    // A batch waits only for the batch ahead of it: a few in flight keep that wait short.
-    activeUser: coalesced((items: Array<{ appId: string; uid: string }>) => repositories.users.getActiveMany(items), { maxBatch: 1000, maxInFlight: 4 }),
-    createUser: coalesced((items: Array<{ appId: string; user: NewUser }>) => repositories.users.createMany(items), { maxBatch: 1000, maxInFlight: 4 }),
-    pageVersion: coalesced((items: Array<{ appId: string; check: PageCheck }>) => repositories.messagePages.pageVersions(items), { maxBatch: 1000, maxInFlight: 4 }),
-    // Pages of the same shape read by one statement (MessagePagesRepository.readPages): uncached
-    // pages at 64 connections 1,289–1,428 → 2,006–2,048 a second, server 518–573 → 355–367 µs and
-    // PostgreSQL 526–563 → 247–251 µs of CPU a page; at 16, +6%. Four in flight: two made the
-    // pages at 16 connections wait on each other (−14%), sixteen made smaller batches.
-    readPage: coalesced((items: PageRead[]) => repositories.messagePages.readPages(items), { maxBatch: 64, maxInFlight: 4 }),
-    // On PostgreSQL, one send statement at a time makes the largest batches: measured against
-    // two and eight, alternating in the same minutes, more sends per second and less CPU per
-    // send in both the server and PostgreSQL. One that waits on a lock (an import holding the
-    // conversation) gives up its place after 50 ms, so the sends behind it go on. PGlite runs
-    // one statement at a time anyway; there eight queued keep it busy (~25% more sends/s).
-    send: coalesced((items: Array<{ appId: string; message: NewMessage }>) => repositories.messageBatches.sendMany(items), {
-      maxBatch: 500,
-      maxInFlight: engine === 'postgres' ? 1 : 8,
-      stalledAfterMs: 50,
-      maxStalled: 7,
-    }),
-  };
-}
 
 /** Composes database → repositories → services. Each service gets only what it uses. */
 export function createServices(

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createCoalescing } from '../../src/container.js';
+import { createCoalescing } from '../../src/container-shared.js';
 import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
 import { MessageBatchesRepository } from '../../src/repositories/message-store/message-batches.repository.js';
 import { MessagePagesRepository, type PageRead } from '../../src/repositories/message-pages.repository.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createCoalescing } from '../../src/container.js';
+import { createCoalescing } from '../../src/container-shared.js';
 import type { Executor } from '../../src/db/transaction.js';
 import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
 import { MessageBatchesRepository } from '../../src/repositories/message-store/message-batches.repository.js';
