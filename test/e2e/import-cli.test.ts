@@ -102,26 +102,28 @@ async function allMessages(app: { appId: string; apiKey: string }): Promise<any[
 // What the command reports, its report file and its usage errors are tested in process
 // (test/api/import-cli.test.ts); here, what needs processes: SIGKILL, Ctrl-C, exit codes, TLS with --ca.
 describe('parley import', () => {
-  it('imports 25,000 mixed records, killed halfway, interrupted and re-run: the server holds each record exactly once', async () => {
+  it('imports 10,000 mixed records, killed halfway, interrupted and re-run: the server holds each record exactly once', async () => {
     const file = path.join(deployment.dataDir, 'big.jsonl');
-    const sizes = { users: 2_500, groups: 250, membersPerGroup: 20, messages: 17_250 };
+    // Ten batches of 1,000 calls' worth: enough for a kill halfway and an interruption later, each
+    // between batches of every kind.
+    const sizes = { users: 1_000, groups: 100, membersPerGroup: 20, messages: 6_900 };
     const { lines, muids } = writeFile(file, sizes);
-    assert.equal(lines, 25_000);
+    assert.equal(lines, 10_000);
 
     let killedAt = 0;
-    const first = await runImport(file, app, ['--batch', '1000'], (done, kill) => {
-      if (!killedAt && done >= 12_500) {
+    const first = await runImport(file, app, ['--batch', '400'], (done, kill) => {
+      if (!killedAt && done >= 5_000) {
         killedAt = done;
         kill('SIGKILL');
       }
     });
     assert.equal(first.signal, 'SIGKILL', `the first run was killed halfway:\n${first.stderr.slice(-2000)}`);
-    assert.ok(killedAt >= 12_500 && killedAt < 25_000, `killed at ${killedAt}`);
+    assert.ok(killedAt >= 5_000 && killedAt < 10_000, `killed at ${killedAt}`);
 
     // Ctrl-C: the calls in flight finish, then it says how to resume and exits 130.
     let interrupted = false;
-    const stopped = await runImport(file, app, ['--batch', '1000'], (done, kill) => {
-      if (!interrupted && done >= 20_000) {
+    const stopped = await runImport(file, app, ['--batch', '400'], (done, kill) => {
+      if (!interrupted && done >= 8_000) {
         interrupted = true;
         kill('SIGINT');
       }
@@ -129,7 +131,7 @@ describe('parley import', () => {
     assert.equal(stopped.code, 130, stopped.stderr.slice(-2000));
     assert.match(stopped.stderr, /Interrupted\. Run the same command again to finish/);
 
-    const second = await runImport(file, app, ['--batch', '1000']);
+    const second = await runImport(file, app, ['--batch', '400']);
     assert.equal(second.code, 0, second.stderr.slice(-3000));
     const summary = Object.fromEntries(
       [...second.stderr.matchAll(/^\s+(\w+)\s+(\d+) imported\s+(\d+) already there\s+(\d+) failed/gm)].map((m) => [m[1], { imported: Number(m[2]), skipped: Number(m[3]), failed: Number(m[4]) }]),
@@ -140,7 +142,7 @@ describe('parley import', () => {
     // Exactly the file's records, through the API.
     assert.equal((await get(app, '/v3/users?perPage=1')).meta.pagination.total, sizes.users);
     const groups: any[] = [];
-    for (let page = 1; page <= 3; page++) groups.push(...(await get(app, `/v3/groups?perPage=100&page=${page}`)).data);
+    for (let page = 1; page <= 2; page++) groups.push(...(await get(app, `/v3/groups?perPage=100&page=${page}`)).data);
     assert.equal(groups.length, sizes.groups);
     // Each group: its owner and its imported members.
     assert.equal(groups.reduce((sum, group) => sum + group.membersCount, 0), sizes.groups * (sizes.membersPerGroup + 1));

@@ -18,7 +18,7 @@ import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
 import { silentLogger } from '../../src/domain/context.js';
 import { startServer } from '../../src/server.js';
-import { createPostgresDatabase, TEST_ENGINE } from '../helpers/db.js';
+import { createPostgresDatabase, seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
 
 const RECORDS = 5_000;
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -32,6 +32,8 @@ describe('shutdown', () => {
     cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
     const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
     if (pg) cleanups.push(() => pg.drop());
+    // The migrated template, not initdb: this test is about the shutdown, not a first start.
+    else await seedPgliteDataDir(dataDir);
     const config = loadConfig({
       PARLEY_PORT: '0',
       PARLEY_HOST: '127.0.0.1',

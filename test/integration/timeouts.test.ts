@@ -16,7 +16,7 @@ import { DEFAULT_DB_TIMEOUTS, loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/domain/context.js';
 import { startServer } from '../../src/server.js';
 import { body, createTestApp, errorCode, hostOf, uniqueId, type TestApp } from '../helpers/app.js';
-import { createPostgresDatabase, TEST_ENGINE } from '../helpers/db.js';
+import { createPostgresDatabase, seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
 import { newUser } from '../helpers/factories.js';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -159,6 +159,8 @@ describe('shutdown', () => {
     cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
     const created = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
     if (created) cleanups.push(() => created.drop());
+    // The migrated template, not initdb: this test is about the grace, not a first start.
+    else await seedPgliteDataDir(dataDir);
     const config = loadConfig({
       PARLEY_PORT: '0',
       PARLEY_HOST: '127.0.0.1',
