@@ -1,5 +1,5 @@
 // The floors: what this machine allows an HTTP server over PostgreSQL at all, for the two
-// targets of the message store (docs/performance.md). Bare Fastify and pg, no Parley:
+// targets of the message store (docs/performance.md, "Baselines and floors"). Bare Fastify and pg, no Parley:
 // - GET /page?id=N: a history page as the lightest possible design would read it: 50 messages
 //   stored already rendered (the bench's page messages, ~640 bytes each), read by one indexed
 //   statement as one text and written as the body. No entities, receipts, reactions or checks.

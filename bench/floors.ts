@@ -1,6 +1,6 @@
 // The floors (bench/floor-server.ts): the same loads as Parley's uncached history page and 1:1
 // send, against bare Fastify and pg doing the least either could do. What they reach, as a
-// ratio of the same baselines, is what this machine allows any design (docs/performance.md).
+// ratio of the same baselines, is what this machine allows any design (docs/performance.md, "Baselines and floors").
 import { runLoad, type LoadOptions, type LoadResult, type ScenarioReport } from './lib/load.js';
 import { postgresCpuMeter, startServerProcess } from './lib/processes.js';
 import { sendScenarios } from './lib/send-load.js';

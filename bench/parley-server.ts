@@ -1,6 +1,7 @@
 // A Parley server for benchmarks: plain HTTP on loopback, one app, seeded users.
 // Env: BENCH_ENGINE=pglite|postgres, DATABASE_URL (postgres), BENCH_USERS (how many to seed),
-// BENCH_WITHOUT (edgeChecks,rateLimits: parts left out, for bench/hardening-ab.ts),
+// BENCH_WITHOUT (edgeChecks,rateLimits,metrics: parts left out, for bench/hardening-ab.ts and
+// bench/metrics-ab.ts; the metrics are on only with PARLEY_METRICS_PORT),
 // BENCH_HISTORY (sizes of the 1:1 conversations to seed, e.g. 1000,1000000; BENCH_HISTORY_SHOWN=0
 // seeds them without stored message texts, as rows from before migration 0017), PARLEY_RATE_LIMITS
 // (default: limits that never bind), BENCH_WEBHOOK_URL (a webhook on message_sent posting there,
@@ -35,7 +36,11 @@ const config = loadConfig({
 });
 // BENCH_WITHOUT=edgeChecks,rateLimits: a server without those parts, for the A/B of their cost.
 const left = new Set((process.env.BENCH_WITHOUT ?? '').split(',').filter(Boolean));
-const without = { ...(left.has('edgeChecks') ? { edgeChecks: true as const } : {}), ...(left.has('rateLimits') ? { rateLimits: true as const } : {}) };
+const without = {
+  ...(left.has('edgeChecks') ? { edgeChecks: true as const } : {}),
+  ...(left.has('rateLimits') ? { rateLimits: true as const } : {}),
+  ...(left.has('metrics') ? { metrics: true as const } : {}),
+};
 const server = await startServer(config, createLogger({ logLevel: 'warn' }, 2), { without });
 const app = server.defaultApp ?? (await server.services.apps.create({ appId: '', requestId: 'bench', log: silentLogger }, { name: 'Bench' }));
 
@@ -132,7 +137,7 @@ if (moderation.rules) {
   }
 }
 
-announceReady({ port: server.port, appId: app.appId, apiKey: app.apiKey, engine: server.database.engine, users: seeded, addGroups, chatGroups, histories, historyPairs, moderation });
+announceReady({ port: server.port, metricsPort: server.metricsPort ?? null, appId: app.appId, apiKey: app.apiKey, engine: server.database.engine, users: seeded, addGroups, chatGroups, histories, historyPairs, moderation });
 process.on('SIGTERM', () => {
   void server.close().then(() => {
     fs.rmSync(dataDir, { recursive: true, force: true });

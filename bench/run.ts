@@ -7,12 +7,14 @@
 //                    [--ab-slices 12] [--ab-slice-seconds 5] [--ab-without edgeChecks,rateLimits]
 //                    [--webhook-rounds 3] [--moderation-slices 12] [--moderation-slice-seconds 5]
 //                    [--moderation rules=10,keywords=10000] [--notification-rate 200|50] [--notification-slices 10]
-//                    [--notification-slice-seconds 5] [--notification-group 10000]
+//                    [--notification-slice-seconds 5] [--notification-group 10000] [--memory-idle-seconds 30]
+//                    [--metrics-slices 12] [--metrics-slice-seconds 5]
 //
 // With PostgreSQL it also runs the crash scenario, import memory (eight maximal import calls at
 // once), the hardening A/B (send with and without the edge checks and rate limits, both servers
 // side by side taking --ab-slices slices in turns; 0 skips it), the moderation A/B (send with and
-// without an app's moderation rules, bench/moderation-ab.ts; --moderation-slices 0 skips it), a soak of mixed traffic (--soak-minutes 0 skips it) and webhooks (bench/webhooks.ts).
+// without an app's moderation rules, bench/moderation-ab.ts; --moderation-slices 0 skips it), the
+// metrics A/B (send with the metrics on and scraped, and off, bench/metrics-ab.ts; --metrics-slices 0 skips it), a soak of mixed traffic (--soak-minutes 0 skips it) and webhooks (bench/webhooks.ts).
 // On both engines, notifications (bench/notifications.ts: send latency at a fixed load with push
 // notifications on and off, deliveries to a fake FCM, a large group's; --notification-slices 0 skips it).
 //
@@ -34,9 +36,11 @@ import { postgresDatabases } from './lib/postgres.js';
 import { sendScenarios } from './lib/send-load.js';
 import { describeHardening, hardeningAB, type HardeningAbResult } from './hardening-ab.js';
 import { describeModeration, moderationAB, type ModerationAbResult } from './moderation-ab.js';
+import { describeMetrics, metricsAB, type MetricsAbResult } from './metrics-ab.js';
 import { webhooksBench, type WebhooksResult } from './webhooks.js';
 import { DEFAULT_RATE as NOTIFICATION_RATE, describeNotifications, notificationsBench, type NotificationsResult } from './notifications.js';
 import { floorScenarios } from './floors.js';
+import { describeMemory as describeQuickStartMemory, memoryBench, type MemoryResult as QuickStartMemoryResult } from './memory.js';
 import { anotherPageEachTime } from './lib/history-load.js';
 import { postgresCpuMeter, startServerProcess, type ServerHandle } from './lib/processes.js';
 
@@ -68,6 +72,9 @@ const { values } = parseArgs({
     'moderation-slices': { type: 'string', default: '12' },
     'moderation-slice-seconds': { type: 'string', default: '5' },
     moderation: { type: 'string', default: 'rules=10,keywords=10000' },
+    // The A/B of the metrics' cost (bench/metrics-ab.ts): slices as the hardening A/B's.
+    'metrics-slices': { type: 'string', default: '12' },
+    'metrics-slice-seconds': { type: 'string', default: '5' },
     // Notifications (bench/notifications.ts): the offered 1:1 sends a second (by engine when
     // absent), slices of it on each server (0 skips the bench) and their length, the notified
     // group's members.
@@ -75,6 +82,8 @@ const { values } = parseArgs({
     'notification-slices': { type: 'string', default: '10' },
     'notification-slice-seconds': { type: 'string', default: '5' },
     'notification-group': { type: 'string', default: '10000' },
+    // The quick start's memory (bench/memory.ts, embedded engine): seconds of each idle phase.
+    'memory-idle-seconds': { type: 'string', default: '30' },
   },
 });
 const duration = Number(values.duration);
@@ -323,9 +332,11 @@ const memory: ImportMemoryResult[] = [];
 const soaks: SoakResult[] = [];
 const hardening: HardeningAbResult[] = [];
 const moderation: ModerationAbResult[] = [];
+const metrics: MetricsAbResult[] = [];
 const crashes: CrashReport[] = [];
 const webhooks: WebhooksResult[] = [];
 const notifications: NotificationsResult[] = [];
+const quickStartMemory: QuickStartMemoryResult[] = [];
 /** The notifications bench on this engine, unless skipped. */
 async function notificationsOn(engine: 'pglite' | 'postgres') {
   if (!wanted('notifications') || Number(values['notification-slices']) <= 0) return;
@@ -414,6 +425,18 @@ for (const engine of engines) {
       moderation.push(result);
       console.log(describeModeration(result));
     }
+    if (wanted('metrics') && Number(values['metrics-slices']) > 0) {
+      const result = await metricsAB({
+        withPostgresDatabase,
+        slices: Number(values['metrics-slices']),
+        connections: 64,
+        sliceSeconds: Number(values['metrics-slice-seconds']),
+        users: Math.min(Number(values.users), 10_000),
+        log: (line) => console.log(line),
+      });
+      metrics.push(result);
+      console.log(describeMetrics(result));
+    }
     if (wanted('soak') && Number(values['soak-minutes']) > 0) {
       soaks.push(await withPostgresDatabase((url) => soak({ engine: 'postgres', databaseUrl: url, minutes: Number(values['soak-minutes']), rate: 1500 })));
       console.log(describeSoak(soaks[soaks.length - 1]!));
@@ -430,6 +453,12 @@ for (const engine of engines) {
       console.log(describeImport(result));
     }
     await notificationsOn('pglite');
+    // The quick start's RSS (bench/memory.ts): first start, idle, restart, load; --only memory.
+    if (wanted('memory')) {
+      const result = await memoryBench({ idleSeconds: Number(values['memory-idle-seconds']), durationSeconds: duration, connections: 64 });
+      quickStartMemory.push(result);
+      console.log(describeQuickStartMemory(result));
+    }
   }
 }
 
@@ -438,7 +467,7 @@ await baselineServer?.stop();
 // Each run is kept (a partial run, --only, must not erase the last full one), and the newest
 // is also latest.json.
 const at = new Date().toISOString();
-const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks, hardening, moderation, webhooks, notifications }, null, 2)}\n`;
+const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks, hardening, moderation, metrics, webhooks, notifications, quickStartMemory }, null, 2)}\n`;
 const kept = `.bench/run-${at.replace(/[:.]/g, '-')}.json`;
 fs.mkdirSync('.bench', { recursive: true });
 fs.writeFileSync(kept, results);

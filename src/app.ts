@@ -1,7 +1,6 @@
-import crypto from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_EVENT_STREAMS, DEFAULT_IMPORT_BODY_LIMIT, DEFAULT_IMPORT_CONCURRENCY, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
+import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_EVENT_STREAMS, DEFAULT_IMPORT_BODY_LIMIT, DEFAULT_IMPORT_CONCURRENCY, DEFAULT_IMPORT_UPLOAD_RATE, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
 import { createServices, type Services } from './container.js';
 import { openRateLimitCounters } from './container-shared.js';
 import type { NotificationEndpoints } from './container-notifications.js';
@@ -12,6 +11,10 @@ import { ImportCallLimiter } from './http/plugins/import-limits.js';
 import { trackInFlight } from './http/plugins/in-flight.js';
 import { installOpenApi } from './http/plugins/openapi.js';
 import { installTextGuard, textProblemOf } from './http/plugins/text-guard.js';
+import { installRequestMetrics } from './http/plugins/metrics.js';
+import { requestIdOf } from './http/plugins/request-id.js';
+import { databaseReadiness } from './db/readiness.js';
+import type { Metrics } from './metrics/registry.js';
 import { badRequest } from './domain/errors.js';
 import { dataImportRoutes } from './http/routes/data-import/index.js';
 import { managementRoutes } from './http/routes/mgmt/index.js';
@@ -23,7 +26,7 @@ import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
   config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> &
-    Partial<Pick<Config, 'webhookAllowPrivate' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'requestTimeoutMs' | 'connectionTimeoutMs' | 'eventRetentionMs' | 'eventStreams' | 'webhookTimeoutMs' | 'webhookRetry'>> &
+    Partial<Pick<Config, 'webhookAllowPrivate' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'importUploadRate' | 'authFailureLimits' | 'requestTimeoutMs' | 'connectionTimeoutMs' | 'eventRetentionMs' | 'eventStreams' | 'webhookTimeoutMs' | 'webhookRetry'>> &
     RateLimitConfig;
   database: Database;
   /** The clock of the rate-limit windows, in ms (tests); Date.now by default. */
@@ -37,9 +40,12 @@ export interface BuildAppOptions {
   /**
    * Parts left out, for the bench's A/B of what they cost (bench/hardening-ab.ts) and nothing
    * else: no configuration reaches this. `edgeChecks`: the text and depth checks of bodies,
-   * params, query and headers; `rateLimits`: the rate-limit hooks and headers.
+   * params, query and headers; `rateLimits`: the rate-limit hooks and headers; `metrics`: the
+   * metrics even when PARLEY_METRICS_PORT is set (read by startServer, bench/metrics-ab.ts).
    */
-  without?: { edgeChecks?: true; rateLimits?: true };
+  without?: { edgeChecks?: true; rateLimits?: true; metrics?: true };
+  /** The process's metrics (docs/metrics.md): requests counted and the parts' stats registered; none when absent. */
+  metrics?: Metrics;
   /** The event feed's polling (tests of its wake-ups; see createServices). */
   eventFeedPace?: { pollMs: number; idlePollMs: number };
   /** The key provider secrets are sealed with (see loadSecretKey); a new one per process when absent. */
@@ -67,7 +73,10 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   const fastifyOptions: FastifyServerOptions = {
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit: options.config.bodyLimit,
-    genReqId: () => crypto.randomUUID(),
+    // The caller's X-Request-Id when acceptable, else a new UUID (see requestIdOf).
+    genReqId: requestIdOf,
+    // Every log line of a request carries its id under the name its error bodies give it.
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     // A client has this long to send a whole request; a connection silent both ways this long is
     // closed (docs/timeouts.md). Handlers are bounded by the database's timeouts.
     requestTimeout: options.config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
@@ -87,7 +96,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   const counters = await openRateLimitCounters({ redisUrl: options.config.redisUrl, keyPrefix: options.config.redisKeyPrefix, log: app.log });
   app.addHook('onClose', () => counters.close());
-  const rateLimits = { limits: withDefaults(options.config.rateLimits), counters, now: options.clock };
+  const rateLimits = { limits: withDefaults(options.config.rateLimits), counters, now: options.clock, authFailures: options.config.authFailureLimits };
   const services = createServices(options.database, tenancy, {
     importMaxRecords: options.config.importMaxRecords,
     webhookAllowPrivate: options.config.webhookAllowPrivate,
@@ -98,13 +107,17 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     ...(options.eventFeedPace ? { eventFeedPace: options.eventFeedPace } : {}),
     ...(options.secretKey ? { secretKey: options.secretKey } : {}),
     ...(options.notificationEndpoints ? { notificationEndpoints: options.notificationEndpoints } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   app.addHook('onClose', async () => {
     await services.eventDispatcher.stop();
+    await services.statsAggregator.stop();
     await services.eventFeed.stop();
   });
 
   const inFlight = trackInFlight(app);
+  // Every route's answers counted by template and status (docs/metrics.md): before any route.
+  if (options.metrics) installRequestMetrics(app, options.metrics.requests);
   // JSON bodies: nesting and text checked as they are parsed (see text-guard.ts).
   const edgeChecks = options.without?.edgeChecks !== true;
   if (edgeChecks) installTextGuard(app);
@@ -132,7 +145,14 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   });
   await installOpenApi(app, tenancy, PARLEY_VERSION);
 
+  // Liveness: the process answers. Readiness: the database answers and is migrated; while the
+  // server drains at shutdown, trackInFlight answers every request (this one too) 503.
   typed.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  const notReady = databaseReadiness(options.database);
+  typed.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    const reason = await notReady();
+    return reason === undefined ? { status: 'ready' } : reply.status(503).send({ status: 'unavailable', reason });
+  });
   const rateLimited = options.without?.rateLimits !== true;
   // The caps of the live event streams (docs/events.md), read by its route.
   setEventStreamLimits(app, options.config.eventStreams ?? DEFAULT_EVENT_STREAMS);
@@ -144,7 +164,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   // The data import API at both base paths; the OpenAPI document lists the /v3 one.
   const importBodyLimit = options.config.importBodyLimit ?? DEFAULT_IMPORT_BODY_LIMIT;
   // One bound on the import calls in flight for both prefixes.
-  const importCalls = new ImportCallLimiter(options.config.importConcurrency ?? DEFAULT_IMPORT_CONCURRENCY);
+  const importCalls = new ImportCallLimiter(options.config.importConcurrency ?? DEFAULT_IMPORT_CONCURRENCY, options.config.importUploadRate ?? DEFAULT_IMPORT_UPLOAD_RATE);
   for (const [prefix, hidden] of [['/v3/data_import', false], ['/v3.0/data_import', true]] as const) {
     await typed.register(dataImportRoutes, { prefix, services, tenancy, bodyLimit: importBodyLimit, hidden, importCalls, rateLimited });
   }

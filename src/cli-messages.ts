@@ -1,5 +1,5 @@
 /**
- * `parley messages backfill-texts` (docs/performance.md, "Stored message text"): gives the
+ * `parley messages backfill-texts` (docs/performance-log.md, "Stored message text"): gives the
  * messages stored before migration 0017 the stored text that history pages read, so that an old
  * history reads as fast as a new one. Run by cli.ts against the database: on PostgreSQL beside
  * running servers; the embedded database is the server's alone, so there with the server stopped.

@@ -13,6 +13,7 @@ import { AppError } from './domain/errors.js';
 import type { RunningServer } from './server.js';
 import { EVENTS_USAGE, eventsCommand } from './cli-events.js';
 import { MESSAGES_USAGE, messagesCommand } from './cli-messages.js';
+import { BACKUP_USAGE, backupCommand } from './cli-backup.js';
 import type { CreatedApp } from './services/apps.service.js';
 
 const USAGE = `Usage: parley <command> [options]
@@ -31,6 +32,7 @@ Commands:
   keys revoke --app APPID KEY    KEY: the key, or its masked form from 'keys list'
 ${EVENTS_USAGE}
 ${MESSAGES_USAGE}
+${BACKUP_USAGE}
 ${MANAGEMENT_USAGE}
   import FILE.jsonl --url URL --api-key KEY [--batch 5000] [--concurrency 2]
       [--report FILE] [--ca PEM] [--retries 8]
@@ -65,6 +67,7 @@ const OPTIONS = {
   report: { type: 'string' },
   ca: { type: 'string' },
   retries: { type: 'string' },
+  force: { type: 'boolean' },
   triggers: { type: 'string' },
   after: { type: 'string' },
   'basic-auth': { type: 'string' },
@@ -120,6 +123,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (command === 'events') return withServices(config, (services) => eventsCommand(services, cliIo, sub, flags));
   if (command === 'messages') return withServices(config, (services) => messagesCommand(services, cliIo, sub, flags));
+  if ((command === 'backup' || command === 'restore') && rest.length === 0) return backupCommand(command, config, cliIo, sub, flags.force === true);
   throw new UsageError(`Unknown command: ${positionals.join(' ')}`);
 }
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from './domain/webhooks.js';
-import { parseRateLimits, RateLimitsFormatError, withDefaults, type RateLimits } from './domain/rate-limits.js';
+import { DEFAULT_AUTH_FAILURE_LIMITS, MAX_RATE_LIMIT, parseRateLimits, RateLimitsFormatError, withDefaults, type RateLimits } from './domain/rate-limits.js';
 
 export const REGIONS = ['us', 'eu', 'in'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -35,6 +35,10 @@ export interface Config {
   importBodyLimit: number;
   /** Data import calls running at once: per server (PARLEY_IMPORT_MAX_CALLS) and per app (PARLEY_IMPORT_MAX_CALLS_PER_APP). */
   importConcurrency: { perServer: number; perApp: number };
+  /** How fast an import body must arrive once past its grace (PARLEY_IMPORT_MIN_UPLOAD_RATE in KiB/s, 0 off; PARLEY_IMPORT_UPLOAD_GRACE_MS). */
+  importUploadRate: { minBytesPerSecond: number; graceMs: number };
+  /** Failed authentications a minute, per client address and per app (PARLEY_AUTH_FAILURES_PER_ADDRESS, PARLEY_AUTH_FAILURES_PER_APP; 0 off). */
+  authFailureLimits: { perAddress: number; perApp: number };
   /** Time to receive a whole request, headers and body (PARLEY_REQUEST_TIMEOUT_MS). */
   requestTimeoutMs: number;
   /** A connection with no traffic either way for this long is closed (PARLEY_CONNECTION_TIMEOUT_MS). */
@@ -69,6 +73,15 @@ export interface Config {
    * PARLEY_SENDGRID_URL, PARLEY_TWILIO_URL.
    */
   notificationEndpoints: { fcmUrl?: string; fcmTokenOrigins?: string[]; apnsUrl?: string; apnsCaFile?: string; sendGridUrl?: string; twilioUrl?: string };
+  /** Where Prometheus scrapes GET /metrics, plain HTTP on `host` (PARLEY_METRICS_PORT; off when absent, 0: any free port); docs/metrics.md. */
+  metricsPort: number | undefined;
+  /** Series labelled by app (PARLEY_METRICS_PER_APP=1): one set per app, off by default. */
+  metricsPerApp: boolean;
+  /**
+   * The embedded database's PostgreSQL settings over Parley's defaults (PARLEY_PGLITE_SETTINGS:
+   * `name=value` pairs, comma- or space-separated, e.g. `shared_buffers=128MB`); docs/deployment.md#memory.
+   */
+  pgliteSettings: string[];
 }
 
 export interface DatabaseTimeouts {
@@ -92,6 +105,8 @@ export const DEFAULT_CONNECTION_TIMEOUT_MS = 120_000;
 export const DEFAULT_IMPORT_MAX_RECORDS = 10_000;
 export const DEFAULT_IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
 export const DEFAULT_IMPORT_CONCURRENCY = { perServer: 2, perApp: 2 };
+/** 64 KiB/s after 10 s: a body that slow is a trickle, not a client on a slow line (docs/import.md). */
+export const DEFAULT_IMPORT_UPLOAD_RATE = { minBytesPerSecond: 64 * 1024, graceMs: 10_000 };
 /** Live event streams: 100 per app, 10,000 on a node (each holds a socket and a little memory). */
 export const DEFAULT_EVENT_STREAMS = { perApp: 100, perNode: 10_000 };
 
@@ -129,6 +144,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       perServer: intVar(env, 'PARLEY_IMPORT_MAX_CALLS', DEFAULT_IMPORT_CONCURRENCY.perServer, 1, 1000),
       perApp: intVar(env, 'PARLEY_IMPORT_MAX_CALLS_PER_APP', DEFAULT_IMPORT_CONCURRENCY.perApp, 1, 1000),
     },
+    importUploadRate: {
+      minBytesPerSecond: intVar(env, 'PARLEY_IMPORT_MIN_UPLOAD_RATE', DEFAULT_IMPORT_UPLOAD_RATE.minBytesPerSecond / 1024, 0, 1024 * 1024) * 1024,
+      graceMs: intVar(env, 'PARLEY_IMPORT_UPLOAD_GRACE_MS', DEFAULT_IMPORT_UPLOAD_RATE.graceMs, 0, DAY_MS),
+    },
+    authFailureLimits: {
+      perAddress: intVar(env, 'PARLEY_AUTH_FAILURES_PER_ADDRESS', DEFAULT_AUTH_FAILURE_LIMITS.perAddress, 0, MAX_RATE_LIMIT),
+      perApp: intVar(env, 'PARLEY_AUTH_FAILURES_PER_APP', DEFAULT_AUTH_FAILURE_LIMITS.perApp, 0, MAX_RATE_LIMIT),
+    },
     requestTimeoutMs: intVar(env, 'PARLEY_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1, DAY_MS),
     connectionTimeoutMs: intVar(env, 'PARLEY_CONNECTION_TIMEOUT_MS', DEFAULT_CONNECTION_TIMEOUT_MS, 1, DAY_MS),
     dbTimeouts: {
@@ -148,6 +171,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookTimeoutMs: intVar(env, 'PARLEY_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 100, 60_000),
     webhookRetry: retryScheduleVar(env),
     secretKey: env.PARLEY_SECRET_KEY || undefined,
+    metricsPort: env.PARLEY_METRICS_PORT ? intVar(env, 'PARLEY_METRICS_PORT', 0, 0, 65535) : undefined,
+    metricsPerApp: boolVar(env, 'PARLEY_METRICS_PER_APP'),
+    pgliteSettings: pgliteSettingsVar(env.PARLEY_PGLITE_SETTINGS),
     notificationEndpoints: {
       ...(env.PARLEY_FCM_URL ? { fcmUrl: urlVar('PARLEY_FCM_URL', env.PARLEY_FCM_URL) } : {}),
       ...(env.PARLEY_FCM_TOKEN_ORIGINS ? { fcmTokenOrigins: env.PARLEY_FCM_TOKEN_ORIGINS.split(',').map((origin) => new URL(urlVar('PARLEY_FCM_TOKEN_ORIGINS', origin.trim())).origin) } : {}),
@@ -219,6 +245,13 @@ function retryScheduleVar(env: Env): RetrySchedule {
   // Later waits double the last one listed, up to an hour (or the longest listed, if longer).
   const maxDelayMs = Math.max(DEFAULT_RETRY_SCHEDULE.maxDelayMs, ...delaysMs);
   return { delaysMs, maxDelayMs, horizonMs };
+}
+
+function pgliteSettingsVar(raw: string | undefined): string[] {
+  const settings = (raw ?? '').split(/[\s,]+/).filter(Boolean);
+  const bad = settings.find((setting) => !/^[a-z_][a-z0-9_]*=[A-Za-z0-9_.-]+$/.test(setting));
+  if (bad) throw new ConfigError(`PARLEY_PGLITE_SETTINGS holds name=value pairs (e.g. shared_buffers=128MB); got "${bad}".`);
+  return settings;
 }
 
 function boolVar(env: Env, name: string): boolean {

@@ -1,7 +1,7 @@
 import { coalesced } from './db/batcher.js';
 import type { Engine } from './db/database.js';
 import type { Logger } from './domain/context.js';
-import type { RateLimits } from './domain/rate-limits.js';
+import type { AuthFailureLimits, RateLimits } from './domain/rate-limits.js';
 import type { MessageBatchesRepository } from './repositories/message-store/message-batches.repository.js';
 import type { MessagePagesRepository, PageCheck, PageRead } from './repositories/message-pages.repository.js';
 import type { NewMessage } from './repositories/messages.repository.js';
@@ -16,6 +16,8 @@ export interface RateLimitOptions {
   limits?: RateLimits;
   counters?: RateLimitCounters;
   now?: () => number;
+  /** Failed authentications a minute, per client address and per app (the defaults when absent). */
+  authFailures?: AuthFailureLimits;
 }
 
 /**

@@ -73,6 +73,10 @@ import { BlockedMessagesRepository } from './repositories/moderation/blocked-mes
 import { createModeration } from './container-moderation.js';
 import { createNotifications, type NotificationEndpoints } from './container-notifications.js';
 import { createCoalescing, type RateLimitOptions } from './container-shared.js';
+import { measuredConsumer, observeParts } from './container-metrics.js';
+import { PAGE_CACHE_BYTES, RenderedPages } from './http/rendered-pages.js';
+import type { Metrics } from './metrics/registry.js';
+import { createStats } from './container-stats.js';
 import { SecretBox } from './domain/secret-box.js';
 
 
@@ -94,6 +98,8 @@ export function createServices(
     secretKey?: Buffer;
     /** Where the notification providers are (tests' local fakes). */
     notificationEndpoints?: NotificationEndpoints;
+    /** The process's metrics (docs/metrics.md), when they are on: the parts' stats are registered there. */
+    metrics?: Metrics;
   } = {},
 ) {
   const db = database.db;
@@ -176,6 +182,7 @@ export function createServices(
     counters: options.rateLimits?.counters ?? new MemoryRateLimitCounters(),
     limits: deploymentLimits,
     now: options.rateLimits?.now ?? Date.now,
+    authFailures: options.rateLimits?.authFailures,
   });
   const roles = new RolesService({ db, roles: repositories.roles });
   const rbac = new RbacService({ db, roles: repositories.roles, groups: repositories.groups, permissions: repositories.permissions });
@@ -323,18 +330,23 @@ export function createServices(
     timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
     limits: webhookConsumerLimits(DELIVERY_LIMITS),
   });
+  // Usage statistics (docs/stats.md): counted off the event log, read by the Metrics routes.
+  const stats = createStats(database, { feed: eventFeed, feedPollMs: dispatcherLimits(DELIVERY_LIMITS).feedPollMs });
   const eventDispatcher = new EventDispatcher({
     db: consumerDb,
     holdLock: (key, log) => database.holdLock(key, log),
     feed: eventFeed,
     payloads: eventPayloads,
-    consumers: [webhooksConsumer, notifications.consumer],
+    consumers: [webhooksConsumer, notifications.consumer].map((consumer) => (options.metrics ? measuredConsumer(consumer, options.metrics) : consumer)),
     limits: dispatcherLimits(DELIVERY_LIMITS),
     // The queue's tables analysed after its first 1,000 deliveries, then about each time they
     // double: their statements' plans need statistics, which autovacuum may not give in time.
     statistics: new TableStatistics({ analyze: () => webhookQueue.analyze(), firstAfter: 1_000, what: 'ANALYZE of the event queue' }),
   });
-  return { eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, eventDispatcher, /** The event dispatcher, by the name it had while webhooks were its one consumer. */ webhookDispatcher: eventDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, moderationLifecycle: moderation.lifecycle, ...moderation.services, ...notifications.services, notificationRetained: notifications.retained };
+  // The history pages this node answered, sent again while unchanged (see RenderedPages).
+  const pageCache = new RenderedPages(PAGE_CACHE_BYTES, (ctx, check) => history.pageVersion(ctx, check));
+  if (options.metrics) observeParts(options.metrics, { database, batchers: coalescing, credentials, pageCache, eventFeed, eventDispatcher, consumerDb, rateLimits, imports: [dataImport.records, messageImport.records] });
+  return { pageCache, eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, eventDispatcher, /** The event dispatcher, by the name it had while webhooks were its one consumer. */ webhookDispatcher: eventDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, moderationLifecycle: moderation.lifecycle, ...moderation.services, ...notifications.services, notificationRetained: notifications.retained, stats: stats.stats, statsAggregator: stats.statsAggregator };
 }
 
 export type Services = ReturnType<typeof createServices>;

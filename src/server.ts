@@ -7,10 +7,13 @@ import { buildApp, type BuildAppOptions, type ParleyApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { startControlSocket } from './control-socket.js';
 import type { Logger, RequestContext } from './domain/context.js';
 import type { CreatedApp } from './services/apps.service.js';
 import type { CreatedManagementKey } from './services/management.service.js';
 import { loadSecretKey } from './secret-key.js';
+import { Metrics } from './metrics/registry.js';
+import { listenForMetrics } from './metrics/server.js';
 import { createSelfSignedCertificate, parleyCertificateNames } from './tls/self-signed.js';
 
 export function createLogger(config: Pick<Config, 'logLevel'>, destination: 1 | 2 = 1): PinoLogger {
@@ -21,7 +24,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination: 1 | 
 export async function openMigratedDatabase(config: Config, log: Logger): Promise<Database> {
   const database = config.databaseUrl
     ? await openDatabase({ engine: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize, consumerPoolSize: config.consumerPoolSize, timeouts: config.dbTimeouts, log })
-    : await openDatabase({ engine: 'pglite', dataDir: config.dataDir, timeouts: config.dbTimeouts, log });
+    : await openDatabase({ engine: 'pglite', dataDir: config.dataDir, settings: config.pgliteSettings, timeouts: config.dbTimeouts, log });
   try {
     await migrate(database, log);
   } catch (error) {
@@ -92,6 +95,8 @@ export interface RunningServer extends ParleyApp {
   defaultApp: CreatedApp | undefined;
   /** The management credential made with the default app (docs/management-api.md). */
   managementKey: CreatedManagementKey | undefined;
+  /** Where GET /metrics answers (PARLEY_METRICS_PORT), when the metrics are on. */
+  metricsPort: number | undefined;
   /** Stops accepting, finishes the requests in flight, then closes the database. */
   close(): Promise<void>;
 }
@@ -110,6 +115,8 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
       log.warn('PARLEY_SECRET_KEY is not set: provider secrets are sealed with this node’s own key, which other nodes do not have');
     }
     const endpoints = config.notificationEndpoints;
+    // The metrics (docs/metrics.md): off unless PARLEY_METRICS_PORT is set.
+    const metrics = config.metricsPort !== undefined && !options.without?.metrics ? new Metrics({ perApp: config.metricsPerApp }) : undefined;
     const parley = await buildApp({
       config,
       database,
@@ -126,16 +133,25 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
       loggerInstance: log,
       https: tls && { key: tls.key, cert: tls.cert },
       ...(options.without ? { without: options.without } : {}),
+      ...(metrics ? { metrics } : {}),
     });
     const defaultApp = await createDefaultApp(parley, log);
     const managementKey = defaultApp ? await createFirstManagementKey(parley, log) : undefined;
-    await parley.app.listen({ port: config.port, host: config.host });
+    const metricsServer = metrics ? await listenForMetrics(metrics, { port: config.metricsPort!, host: config.host, log }) : undefined;
+    await parley.app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
+      await metricsServer?.close();
+      throw error;
+    });
     // The event log's retention (docs/events.md).
     parley.services.eventRetention.start(EVENT_CLEANUP_INTERVAL_MS, log);
     // The event log's consumers: webhook delivery (docs/events.md, docs/webhooks.md).
     await parley.services.eventDispatcher.start(log);
+    // Usage statistics, counted off the event log (docs/stats.md).
+    parley.services.statsAggregator.start(log);
     // Other nodes' moderation changes (docs/moderation.md), heard on PostgreSQL.
     await parley.services.moderationLifecycle.start(log);
+    // `parley backup` while the server holds the embedded database (docs/deployment.md#backups).
+    const control = database.engine === 'pglite' ? await startControlSocket({ dataDir: config.dataDir, database, log }) : undefined;
     const port = (parley.app.server.address() as AddressInfo).port;
     let closing: Promise<void> | undefined;
     return {
@@ -146,6 +162,7 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
       tls,
       defaultApp,
       managementKey,
+      metricsPort: metricsServer?.port,
       close() {
         closing ??= (async () => {
           log.info('shutting down: finishing requests in flight');
@@ -162,7 +179,10 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
           } finally {
             await parley.services.eventRetention.stop();
             await parley.services.eventDispatcher.stop();
+            await parley.services.statsAggregator.stop();
             await parley.services.moderationLifecycle.stop();
+            await control?.close();
+            await metricsServer?.close();
             if (!(await within(database.close(), DATABASE_CLOSE_MS))) log.warn('the database did not close in time');
           }
           log.info('stopped');

@@ -23,7 +23,7 @@ export interface PairSide {
   scenarios: ReturnType<typeof sendScenarios>;
 }
 
-/** Runs `run` with the server started with `withEnv` and the one started with `withoutEnv`. */
+/** Runs `run` with the server started with `env.with` and the one started with `env.without`. */
 export async function withServerPair<T>(
   options: PairOptions,
   env: { with: Record<string, string>; without: Record<string, string> },

@@ -35,13 +35,36 @@ export interface BatcherOptions {
 }
 
 /**
+ * The upper bounds of the batch-size buckets a Batcher counts (BatcherStats.sizes): powers of
+ * two, the last bucket for anything larger.
+ */
+export const BATCH_SIZE_BOUNDS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512] as const;
+
+/** What a Batcher holds now and has done since it was made (read by the metrics: docs/metrics.md). */
+export interface BatcherStats {
+  /** Items waiting for a batch. */
+  queued: number;
+  /** Batches running that hold a place, and those past stalledAfterMs that gave theirs up. */
+  inFlight: number;
+  stalled: number;
+  /** Batches started, and the items they held. */
+  batches: number;
+  items: number;
+  /** Batches by size: sizes[i] counts those of at most BATCH_SIZE_BOUNDS[i] items (and above the bound before); the last, larger ones. */
+  sizes: readonly number[];
+}
+
+/** A coalesced call (see coalesced), with its Batcher's stats. */
+export type Coalesced<I, O> = ((item: I) => Promise<O>) & { stats(): BatcherStats };
+
+/**
  * `many` (a statement for many items), called one item at a time by concurrent callers and
  * coalesced by a Batcher: the composition root (container.ts) applies it, so that a service's
  * dependencies name which of its calls are coalesced. Each caller gets its own item's answer.
  */
-export function coalesced<I, O>(many: (items: I[]) => Promise<Array<O | Error>>, options: BatcherOptions): (item: I) => Promise<O> {
+export function coalesced<I, O>(many: (items: I[]) => Promise<Array<O | Error>>, options: BatcherOptions): Coalesced<I, O> {
   const batcher = new Batcher(many, options);
-  return (item) => batcher.submit(item);
+  return Object.assign((item: I) => batcher.submit(item), { stats: () => batcher.stats() });
 }
 
 export class Batcher<I, O> {
@@ -51,6 +74,9 @@ export class Batcher<I, O> {
   /** Running batches past stalledAfterMs that still hold a place (maxStalled was reached). */
   private overdue: Array<{ holdsPlace: boolean; done: boolean }> = [];
   private scheduled = false;
+  private batches = 0;
+  private items = 0;
+  private readonly sizes: number[] = new Array<number>(BATCH_SIZE_BOUNDS.length + 1).fill(0);
 
   constructor(
     private readonly run: (items: I[]) => Promise<Array<O | Error>>,
@@ -64,6 +90,10 @@ export class Batcher<I, O> {
     });
   }
 
+  stats(): BatcherStats {
+    return { queued: this.queue.length, inFlight: this.inFlight, stalled: this.stalled, batches: this.batches, items: this.items, sizes: this.sizes.slice() };
+  }
+
   /** Batches past stalledAfterMs give up their places, as far as maxStalled allows. */
   private releaseOverdue(): void {
     while (this.overdue.length > 0 && this.stalled < (this.options.maxStalled ?? 0)) {
@@ -73,6 +103,15 @@ export class Batcher<I, O> {
       this.inFlight--;
       this.stalled++;
     }
+  }
+
+  /** Counts a batch of `size` items in its bucket (a few comparisons: a batch is much dearer). */
+  private noteBatch(size: number): void {
+    this.batches++;
+    this.items += size;
+    let bucket = 0;
+    while (bucket < BATCH_SIZE_BOUNDS.length && size > BATCH_SIZE_BOUNDS[bucket]!) bucket++;
+    this.sizes[bucket] = (this.sizes[bucket] ?? 0) + 1;
   }
 
   private schedule(): void {
@@ -86,6 +125,7 @@ export class Batcher<I, O> {
     while (this.queue.length > 0 && this.inFlight < this.options.maxInFlight) {
       const batch = this.queue.splice(0, this.options.maxBatch);
       this.inFlight++;
+      this.noteBatch(batch.length);
       const running = { holdsPlace: true, done: false };
       const stallTimer =
         this.options.stalledAfterMs === undefined

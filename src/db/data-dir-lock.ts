@@ -38,6 +38,12 @@ export class DataDirLock {
     throw new DataDirLockedError(`Could not take the lock file ${file}.`);
   }
 
+  /** The pid of the running process that holds the data dir's lock, if one does. */
+  static runningOwner(dir: string): number | undefined {
+    const owner = readOwner(path.join(dir, 'parley.lock'));
+    return owner !== undefined && isRunning(owner) ? owner : undefined;
+  }
+
   release(): void {
     if (readOwner(this.file) === process.pid) fs.rmSync(this.file, { force: true });
   }

@@ -7,7 +7,8 @@ import { DEFAULT_CONSUMER_POOL_SIZE, DEFAULT_DB_TIMEOUTS, type DatabaseTimeouts 
 import type { Logger } from '../domain/context.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { acquireTimeout, translateDriverError, unavailable } from './driver-errors.js';
-import { PGliteDialect } from './pglite-dialect.js';
+import { PGliteDialect, SessionLine } from './pglite-dialect.js';
+import { DEFAULT_PGLITE_SETTINGS, initdbIfNew, pgliteStartParams } from './pglite-start.js';
 import { embeddedSessionLock, holdSessionLock, type SessionLock } from './session-lock.js';
 import { TableStatistics } from './table-statistics.js';
 import { parseTimestamptz } from './timestamps.js';
@@ -47,8 +48,32 @@ export interface Database {
    * its one connection. Answers the lock, to ask whether it is held and to let it go.
    */
   holdLock(key: bigint, log: Logger): Promise<SessionLock>;
+  /** Each pool's connections and waits now (the metrics read them: docs/metrics.md). */
+  poolStats(): PoolStats[];
   close(): Promise<void>;
 }
+
+/** One pool's connections and the waits for them. */
+export interface PoolStats {
+  /** `requests`: the requests' pool (`db`); `consumers`: the event log consumers' own (PostgreSQL). */
+  pool: 'requests' | 'consumers';
+  /** Connections it may open, has open, and has idle (the embedded database: one, busy or not). */
+  max: number;
+  open: number;
+  idle: number;
+  /** Callers waiting for a connection now. */
+  waiting: number;
+  /** Since it opened: connections handed out, those a caller had to wait for, the time waited (ms), the waits that timed out. */
+  acquired: number;
+  waited: number;
+  waitedMs: number;
+  timeouts: number;
+}
+
+/** The running totals of a pool's waits (PoolStats). */
+export type PoolWaits = Pick<PoolStats, 'acquired' | 'waited' | 'waitedMs' | 'timeouts'>;
+
+export const noWaits = (): PoolWaits => ({ acquired: 0, waited: 0, waitedMs: 0, timeouts: 0 });
 
 export type DatabaseOptions =
   | { engine: 'postgres'; url: string; poolSize?: number; consumerPoolSize?: number; timeouts?: DatabaseTimeouts; log: Logger }
@@ -60,6 +85,8 @@ export type DatabaseOptions =
       dataDir?: string;
       /** A dump to start from (tests use a migrated template). */
       loadDataDir?: Blob;
+      /** PostgreSQL settings (`name=value`) over DEFAULT_PGLITE_SETTINGS (PARLEY_PGLITE_SETTINGS). */
+      settings?: readonly string[];
       log: Logger;
     };
 
@@ -75,10 +102,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openPostgres(options: { url: string; poolSize?: number; consumerPoolSize?: number; timeouts?: DatabaseTimeouts; log: Logger }): Promise<Database> {
   const timeouts = options.timeouts ?? DEFAULT_DB_TIMEOUTS;
-  const db = postgresKysely(options.url, options.poolSize ?? 20, timeouts, options.log);
+  const { db, stats: requestsPool } = postgresKysely(options.url, options.poolSize ?? 20, timeouts, options.log);
   // The event log's consumers read and write through a small pool of their own, so that they
   // keep moving while requests hold every connection of the main one (docs/events.md).
-  const consumerDb = postgresKysely(options.url, options.consumerPoolSize ?? DEFAULT_CONSUMER_POOL_SIZE, timeouts, options.log);
+  const { db: consumerDb, stats: consumersPool } = postgresKysely(options.url, options.consumerPoolSize ?? DEFAULT_CONSUMER_POOL_SIZE, timeouts, options.log);
   try {
     await sql`select 1`.execute(db);
   } catch (error) {
@@ -94,6 +121,7 @@ async function openPostgres(options: { url: string; poolSize?: number; consumerP
     consumerDb,
     listen: (channel, onNotify, log) => listenTo(options.url, channel, onNotify, log),
     holdLock: (key, log) => holdSessionLock(options.url, key, log),
+    poolStats: () => [requestsPool('requests'), consumersPool('consumers')],
     noteBulkWrite() {},
     async vacuumAnalyze() {
       await sql`vacuum analyze`.execute(db);
@@ -105,7 +133,7 @@ async function openPostgres(options: { url: string; poolSize?: number; consumerP
   };
 }
 
-function postgresKysely(url: string, max: number, timeouts: DatabaseTimeouts, log: Logger): Kysely<DB> {
+function postgresKysely(url: string, max: number, timeouts: DatabaseTimeouts, log: Logger): { db: Kysely<DB>; stats: (name: PoolStats['pool']) => PoolStats } {
   const pool = new pg.Pool({
     connectionString: url,
     max,
@@ -116,7 +144,7 @@ function postgresKysely(url: string, max: number, timeouts: DatabaseTimeouts, lo
     idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
     // No JIT compilation: Parley's statements are short, and a coalesced one is costed for the
     // 100 records PostgreSQL assumes of json_to_recordset, so a page costed over 1,000 would be
-    // compiled at 50–800 ms a run (docs/performance.md). A connection string's own options win.
+    // compiled at 50–800 ms a run (docs/performance-log.md, "JIT compilation, turned off"). A connection string's own options win.
     options: '-c jit=off',
     // pg closes a client idle for 10 s by default. Its replacement is a new backend that plans
     // every statement anew: after a quiet spell of 12 s a send took ~50 ms instead of 4–18 ms.
@@ -128,7 +156,9 @@ function postgresKysely(url: string, max: number, timeouts: DatabaseTimeouts, lo
   });
   // An idle client that loses its server emits 'error'; without a listener that kills the process.
   pool.on('error', (error) => log.warn({ err: error }, 'idle PostgreSQL client failed'));
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool, timeouts.acquireMs, log) }) });
+  const waits = noWaits();
+  const stats = (name: PoolStats['pool']): PoolStats => ({ pool: name, max, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, ...waits });
+  return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool, timeouts.acquireMs, log, waits) }) }), stats };
 }
 
 /** How long a lost LISTEN connection waits before its first try to connect again; each failed try doubles it. */
@@ -202,7 +232,7 @@ const MAX_PREPARED_STATEMENTS = 2_000;
  * PostgreSQL parses and plans each statement once per connection instead of on every call
  * (measured: about 1.8x the rate of unnamed queries for a keyed read).
  */
-function preparingPool(pool: pg.Pool, acquireMs: number, log: Logger): PostgresPool {
+function preparingPool(pool: pg.Pool, acquireMs: number, log: Logger, waits: PoolWaits): PostgresPool {
   const names = new Map<string, string>();
   const patched = new WeakSet<pg.PoolClient>();
   const nameOf = (text: string) => {
@@ -215,10 +245,19 @@ function preparingPool(pool: pg.Pool, acquireMs: number, log: Logger): PostgresP
   };
   const connect = async () => {
     let client: pg.PoolClient;
+    // Timed only when every connection is taken: the clock is read on waits, not on every statement.
+    const waitedFrom = pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10) ? performance.now() : undefined;
     try {
       client = await pool.connect();
     } catch (error) {
-      throw /timeout/.test((error as Error).message) ? acquireTimeout(acquireMs, error) : (unavailable(error) ?? error);
+      const timedOut = /timeout/.test((error as Error).message);
+      if (timedOut) waits.timeouts++;
+      throw timedOut ? acquireTimeout(acquireMs, error) : (unavailable(error) ?? error);
+    }
+    waits.acquired++;
+    if (waitedFrom !== undefined) {
+      waits.waited++;
+      waits.waitedMs += performance.now() - waitedFrom;
     }
     if (!patched.has(client)) {
       patched.add(client);
@@ -233,7 +272,7 @@ function preparingPool(pool: pg.Pool, acquireMs: number, log: Logger): PostgresP
         const name = values && values.length > 0 ? nameOf(text) : undefined;
         // pg's callback form, under a promise of our own: with the promise pg makes itself, each
         // query's results outlived two scavenges under load (~2 MB promoted per scavenge, pauses
-        // of 7–9 ms); this way ~0.2 MB and 3.5–4 ms (docs/performance.md).
+        // of 7–9 ms); this way ~0.2 MB and 3.5–4 ms (docs/performance-log.md, "where the p99 comes from").
         return new Promise((resolve, reject) =>
           query(name ? { name, text, values } : { text, values }, (error: unknown, result: unknown) => (error ? reject(error) : resolve(result))),
         ).catch((error: Error) => {
@@ -249,7 +288,7 @@ function preparingPool(pool: pg.Pool, acquireMs: number, log: Logger): PostgresP
   return { connect, end: () => pool.end() };
 }
 
-async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; timeouts?: DatabaseTimeouts; log: Logger }): Promise<Database> {
+async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; settings?: readonly string[]; timeouts?: DatabaseTimeouts; log: Logger }): Promise<Database> {
   let lock: DataDirLock | undefined;
   let pgDir: string | undefined;
   if (options.dataDir) {
@@ -261,15 +300,20 @@ async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; timeo
   }
   let db: Kysely<DB>;
   let pglite: PGlite;
+  const line = new SessionLine();
+  const settings = [...DEFAULT_PGLITE_SETTINGS, ...(options.settings ?? [])];
   try {
+    // A new data dir's cluster is made in a child process, whose memory all goes when it exits.
+    if (pgDir && !options.loadDataDir) await initdbIfNew(pgDir, settings);
     pglite = new PGlite({
       ...(pgDir ? { dataDir: pgDir } : {}),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+      startParams: pgliteStartParams(settings),
       // bigint as a string of digits, as `pg` returns it, so both engines read alike.
       parsers: { [types.INT8]: (value: string) => value, [types.TIMESTAMPTZ]: parseTimestamptz },
     });
     await pglite.waitReady;
-    db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, (options.timeouts ?? DEFAULT_DB_TIMEOUTS).acquireMs) });
+    db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, (options.timeouts ?? DEFAULT_DB_TIMEOUTS).acquireMs, line) });
   } catch (error) {
     lock?.release();
     throw error;
@@ -292,13 +336,20 @@ async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; timeo
     db,
     consumerDb: db,
     holdLock: (key) => embeddedSessionLock(db, key),
+    poolStats: () => [
+      { pool: 'requests', max: 1, open: 1, idle: line.holders === 0 ? 1 : 0, waiting: Math.max(0, line.holders - 1), acquired: line.acquired, waited: line.waited, waitedMs: line.waitedMs, timeouts: line.timeouts },
+    ],
     noteBulkWrite(rows: number) {
       afterBulkWrites.noteWritten(rows, options.log);
     },
     vacuumAnalyze,
     async dumpDataDir() {
-      // Through the driver's queue, so no transaction is half-way when the files are read.
-      return db.connection().execute(() => pglite.dumpDataDir('none'));
+      // Through the driver's queue, so no transaction is half-way when the files are read; after a
+      // checkpoint, so the files hold every commit and a restore needs no WAL replay.
+      return db.connection().execute(async (conn) => {
+        await sql`checkpoint`.execute(conn);
+        return pglite.dumpDataDir('none');
+      });
     },
     async close() {
       await afterBulkWrites.idle();

@@ -26,13 +26,14 @@ export class PGliteDialect implements Dialect {
     private readonly pg: PGlite,
     /** Longest wait in line for the session; then the caller gets acquireTimeout (a 503). */
     private readonly acquireMs: number,
+    private readonly line = new SessionLine(),
   ) {}
 
   createAdapter(): DialectAdapter {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pg, this.acquireMs);
+    return new PGliteDriver(this.pg, this.acquireMs, this.line);
   }
   createQueryCompiler(): QueryCompiler {
     return new PostgresQueryCompiler();
@@ -42,6 +43,16 @@ export class PGliteDialect implements Dialect {
   }
 }
 
+/** The line for the one session: who holds it or waits, and the waits so far (Database.poolStats). */
+export class SessionLine {
+  /** The caller using the session and those in line for it. */
+  holders = 0;
+  acquired = 0;
+  waited = 0;
+  waitedMs = 0;
+  timeouts = 0;
+}
+
 class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
   private queue: Promise<void> = Promise.resolve();
@@ -49,6 +60,7 @@ class PGliteDriver implements Driver {
   constructor(
     private readonly pg: PGlite,
     private readonly acquireMs: number,
+    private readonly line: SessionLine,
   ) {
     this.connection = new PGliteConnection(pg);
   }
@@ -58,8 +70,15 @@ class PGliteDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    let release!: () => void;
-    const turn = new Promise<void>((resolve) => (release = resolve));
+    let passOn!: () => void;
+    const turn = new Promise<void>((resolve) => (passOn = resolve));
+    const line = this.line;
+    // The clock is read only when there is a line to wait in.
+    const waitedFrom = line.holders++ > 0 ? performance.now() : undefined;
+    const release = () => {
+      line.holders--;
+      passOn();
+    };
     const previous = this.queue;
     this.queue = previous.then(() => turn);
     // A caller that gave up keeps its place in line, and passes its turn on at once.
@@ -68,6 +87,7 @@ class PGliteDriver implements Driver {
     const waited = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         gaveUp = true;
+        line.timeouts++;
         reject(acquireTimeout(this.acquireMs));
       }, this.acquireMs);
     });
@@ -78,6 +98,11 @@ class PGliteDriver implements Driver {
       await Promise.race([previous, waited]);
     } finally {
       clearTimeout(timer);
+    }
+    line.acquired++;
+    if (waitedFrom !== undefined) {
+      line.waited++;
+      line.waitedMs += performance.now() - waitedFrom;
     }
     this.connection.release = release;
     return this.connection;

@@ -13,7 +13,7 @@ import type { Logger } from '../domain/context.js';
  * backlog (a lane's pending deliveries read through every delivery of the webhook: 100–460 ms a
  * round at 20,000 pending), and a prepared statement's plan made then stayed until an ANALYZE
  * replaced it. Autovacuum would analyse within a minute or so, but it may be off, and PGlite has
- * none (docs/performance.md).
+ * none (docs/performance-log.md, "The webhook queue's statistics").
  */
 export class TableStatistics {
   private written = 0;

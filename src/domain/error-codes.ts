@@ -1,6 +1,6 @@
 /**
  * The error catalogue: every error code Parley answers with, its HTTP status and its default
- * message. Codes are the vendor's (see NOTES.md §1.3); the two `ERR_PAYLOAD_TOO_LARGE` and
+ * message. Codes are the vendor's (its error guide; docs/compatibility.md, "Transport errors"); the two `ERR_PAYLOAD_TOO_LARGE` and
  * `ERR_UNSUPPORTED_MEDIA_TYPE` are Parley's own, for transport failures the vendor leaves
  * undocumented. No HTTP status is chosen anywhere else.
  *
@@ -41,7 +41,7 @@ export const ERROR_CATALOGUE = {
   ERR_ROLE_NOT_FOUND: { status: 404, message: 'The role {role} does not exist.' },
   ERR_ROLE_ALREADY_EXISTS: { status: 400, message: 'The role {role} already exists.' },
   ERR_ROLE_DELETE_DENIED: { status: 403, message: 'The default role cannot be deleted.' },
-  // 400, not the 500 NOTES §1.2 infers for *_FAILED: the client can fix it (reassign the users).
+  // 400, not a server failure's 5xx (which the code's name could suggest): the client can fix it (reassign the users).
   ERR_ROLE_DELETE_FAILED: { status: 400, message: 'The role {role} is held by {count} user(s); give them another role first.' },
   ERR_PERMISSION_DENIED: { status: 403, message: 'The permission {permission} of the role {role} does not allow this.' },
 
@@ -63,7 +63,7 @@ export const ERROR_CATALOGUE = {
   ERR_GROUP_NO_SCOPE_CLEARANCE: { status: 403, message: 'The user {uid} is not allowed to give or change the scope {scope} in the group {guid}.' },
   ERR_GROUP_NO_SELF_ACTION: { status: 403, message: 'The user {uid} cannot do this to themselves.' },
 
-  // Messages (NOTES §1.3; statuses per §1.2)
+  // Messages (the vendor's codes; statuses as docs/compatibility.md, "Transport errors", lists them)
   ERR_EMPTY_RECEIVER: { status: 400, message: 'The message names no receiver.' },
   ERR_INVALID_RECEIVER_TYPE: { status: 400, message: 'The receiverType {receiverType} is not valid: use user or group.' },
   ERR_INVALID_MESSAGE_CATEGORY: { status: 400, message: 'The category {category} is not valid: use message or custom.' },
@@ -83,7 +83,7 @@ export const ERROR_CATALOGUE = {
   ERR_WRONG_MESSAGE_THREAD_CATEGORY: { status: 400, message: 'The message {id} is of category {category}, which cannot have a thread.' },
 
   // Moderation (docs/moderation.md). ERR_BLOCKED_BY_EXTENSION and ERR_BLOCKED_BY_WEBHOOK are the
-  // vendor's (NOTES §1.3); the not-found and already-exists codes follow its naming.
+  // vendor's (its error guide); the not-found and already-exists codes follow its naming.
   ERR_BLOCKED_BY_EXTENSION: { status: 403, message: 'The message was refused by the moderation rule {rule} ({name}).' },
   ERR_BLOCKED_BY_WEBHOOK: { status: 403, message: 'The message was refused by the moderation hook: {reason}.' },
   ERR_RULE_NOT_FOUND: { status: 404, message: 'The moderation rule {id} does not exist.' },
@@ -104,7 +104,7 @@ export const ERROR_CATALOGUE = {
   ERR_PUSH_PROVIDER_NOT_FOUND: { status: 404, message: 'The {kind} provider {providerId} does not exist.' },
   ERR_PUSH_PROVIDER_ALREADY_EXISTS: { status: 400, message: 'The {kind} provider {providerId} already exists.' },
 
-  // Data import (NOTES §4): a body whose wrapper or record keys are malformed, and a joinedAt out of range.
+  // Data import (docs/compatibility.md, "Data import"): a body whose wrapper or record keys are malformed, and a joinedAt out of range.
   ERR_IMPORT_INVALID_USER_FORMAT: { status: 400, message: 'The body must be {"users": {"<uid>": {...}}}, each key equal to its record\'s uid: {problem}.' },
   ERR_IMPORT_INVALID_GROUP_FORMAT: { status: 400, message: 'The body must be {"groups": {"<guid>": {...}}}, each key equal to its record\'s guid: {problem}.' },
   ERR_IMPORT_INVALID_MEMBER_FORMAT: {
@@ -118,7 +118,7 @@ export const ERROR_CATALOGUE = {
   ERR_IMPORT_MUID_ALREADY_EXISTS: { status: 400, message: 'A message with the muid {muid} from {sender} has been imported already.' },
   ERR_IMPORT_INVALID_JOINEDAT: { status: 400, message: 'The joinedAt {joinedAt} must not be before the group\'s createdAt ({createdAt}) nor in the future.' },
 
-  // The management API (NOTES §1.3, "Management API"; docs/management-api.md). A wrong key or
+  // The management API (the vendor's codes for it; docs/management-api.md). A wrong key or
   // secret answers AUTH_ERR_APIKEY_NOT_FOUND with a message of its own.
   AUTH_ERR_EMPTY_AUTH_HEADER: {
     status: 401,

@@ -1,6 +1,6 @@
 /**
  * The changes Parley records in its event log (docs/events.md): the vendor's webhook triggers
- * for messages, users and groups (NOTES.md §6.3). Webhooks subscribe to them and the live
+ * for messages, users and groups (docs/management-api.md, "Webhooks", lists them). Webhooks subscribe to them and the live
  * stream filters by them.
  */
 export const MESSAGE_TRIGGERS = ['message_sent', 'message_edited', 'message_deleted', 'user_mentioned'] as const;

@@ -1,6 +1,6 @@
 import { normalizeId } from './normalize.js';
 
-/** Categories and types a client may send (NOTES §8): `custom` takes any type. */
+/** Categories and types a client may send (docs/compatibility.md, "Messages"): `custom` takes any type. */
 export const SENDABLE_CATEGORIES = ['message', 'custom'] as const;
 export const MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'file'] as const;
 export const MEDIA_TYPES = ['image', 'video', 'audio', 'file'] as const;

@@ -17,7 +17,7 @@ export const LIMITS = {
   nameLength: 100,
   urlLength: 3000,
   statusMessageLength: 1000,
-  /** Metadata, serialised as JSON (NOTES.md §3.1). */
+  /** Metadata, serialised as JSON (docs/compatibility.md, "Limits"). */
   metadataBytes: 5 * 1024,
   tagsPerEntity: 25,
   tagLength: 100,
@@ -31,17 +31,17 @@ export const LIMITS = {
   membersPerGroup: 100_000,
   /** uids per add-friend, remove-friend, block-users and unblock-users call. */
   relationUidsPerCall: 25,
-  /** NOTES.md §3.2 (an older page says 500). */
+  /** The vendor's limit (an older page of its docs says 500; docs/compatibility.md, "Friends and blocked users"). */
   friendsPerUser: 1000,
   groupPasswordLength: 100,
   groupDescriptionLength: 255,
   rolesPerApp: 25,
   roleDescriptionLength: 255,
-  /** NOTES.md §3.3: the message as JSON, and its data object. */
+  /** The vendor's limits on the message as JSON, and its data object (docs/compatibility.md, "Messages"). */
   messageJsonChars: 65_536,
   messageDataBytes: 10 * 1024,
   mentionsPerMessage: 10,
-  /** NOTES.md §3.3: distinct reactions per message, characters per reaction. */
+  /** The vendor's limits: distinct reactions per message, characters per reaction (docs/compatibility.md, "Threads and reactions"). */
   reactionsPerMessage: 25,
   reactionLength: 45,
   /** Parley's own: reactions per page of a reaction list (the vendor's example shows 100). */

@@ -1,5 +1,5 @@
 /**
- * Rate limits: the vendor's classes and numbers (NOTES.md §2), per app and per fixed minute.
+ * Rate limits: the vendor's classes and numbers (docs/rate-limits.md), per app and per fixed minute.
  *
  * - `core`: create and delete user, create group, join group (add-members), leave group (remove
  *   a member), create auth token: 10,000 a minute per app.
@@ -109,4 +109,32 @@ export function formatRateLimits(limits: Partial<RateLimits>): string {
   return RATE_LIMIT_CLASSES.filter((cls) => limits[cls] !== undefined)
     .map((cls) => `${cls}=${limits[cls]}`)
     .join(',');
+}
+
+/**
+ * Failed authentications (a wrong or missing key or management secret), a minute: per client
+ * address, across every app, and per app; 0 is off. Past either limit, a request that would
+ * need a credential lookup is answered 429 without one (docs/rate-limits.md).
+ */
+export interface AuthFailureLimits {
+  perAddress: number;
+  perApp: number;
+}
+
+export const DEFAULT_AUTH_FAILURE_LIMITS: Readonly<AuthFailureLimits> = Object.freeze({ perAddress: 100, perApp: 1_000 });
+
+/**
+ * The client address failed authentications are counted under: an IPv4 address as it is (also
+ * when written IPv4-mapped, `::ffff:10.0.0.1`), an IPv6 address by its /64, the block one
+ * subscriber is given, so that one client cannot spread its attempts across its own addresses.
+ */
+export function clientAddressKey(ip: string): string {
+  if (!ip.includes(':')) return ip;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  const [head = '', tail] = ip.toLowerCase().split('%')[0]!.split('::');
+  const front = head === '' ? [] : head.split(':');
+  const back = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }

@@ -2,7 +2,7 @@ import { BlockList, isIP } from 'node:net';
 import { EVENT_ID_PATTERN, TRIGGERS, type Trigger } from './events.js';
 
 /**
- * Webhooks as the vendor's management API describes them (NOTES.md §3.2, §3.5, §6): their
+ * Webhooks as the vendor's management API describes them (docs/management-api.md, "Webhooks"): their
  * limits, the triggers a webhook may subscribe to, and which URLs a webhook may call.
  */
 export const WEBHOOK_LIMITS = {
@@ -24,7 +24,7 @@ export function isDeliveryId(raw: string): boolean {
 /** A webhook id: letters, digits, underscores and hyphens, as the vendor's "alphanumeric, no spaces". */
 export const WEBHOOK_ID_PATTERN = /^[A-Za-z0-9_-]{1,50}$/;
 
-/** What each trigger Parley records means, as list-triggers shows it (the vendor's triggers, NOTES §6.3). */
+/** What each trigger Parley records means, as list-triggers shows it (the vendor's triggers; docs/management-api.md, "Webhooks"). */
 export const TRIGGER_DESCRIPTIONS: Record<Trigger, string> = {
   message_sent: 'A message was sent (to a user or a group), including thread replies.',
   message_edited: 'A message was edited; the payload is the edit action message.',

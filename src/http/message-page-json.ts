@@ -10,7 +10,7 @@ import { ShownMessage } from '../services/views/shown-messages.js';
  * text of each sender-and-receiver pair is made once. The page is stringified once with each
  * message's entities replaced by a marker (`"\u0000<n>"`), and one pass over the text puts the
  * n-th entities' text in its place. On a 50-message page this takes less than half the
- * schema serializer's time (docs/performance.md). The route schema still describes the body
+ * schema serializer's time (docs/performance-log.md, "The uncached history page: its serializer"). The route schema still describes the body
  * (OpenAPI), and test/api/message-page-json.test.ts holds that this text reads exactly as the
  * schema's serializer writes it.
  *

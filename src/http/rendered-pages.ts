@@ -3,6 +3,9 @@ import type { RequestContext } from '../domain/context.js';
 import { messagePageJson } from './message-page-json.js';
 import type { PageCheck, PageVersion, VersionedPage } from '../services/message-history.service.js';
 
+/** What a node keeps of the history pages it answered: about 16 MB, some 500 pages of 50 messages. */
+export const PAGE_CACHE_BYTES = 16 * 1024 * 1024;
+
 interface Kept {
   versioned: PageVersion;
   body: Buffer;
@@ -10,7 +13,7 @@ interface Kept {
 
 /**
  * The history pages this node last answered, as sent, each with its version and what the
- * version is read from (see MessagesRepository.pageVersion). A page asked for again is still
+ * version is read from (see MessagePagesRepository.pageVersions). A page asked for again is still
  * checked against the database, by a statement of a few index lookups; only when nothing it
  * shows has changed is it answered from here, without being read, rendered or serialised again.
  * So it is never stale, on any node. Bounded by total size, the least recently used going first.
@@ -21,7 +24,7 @@ interface Kept {
  * back through a history asks for each page once, and keeping each of those cost more than
  * building it: its bytes, allocated outside V8's heap, drove a full garbage collection every few
  * hundred milliseconds, and its version was a sixth of PostgreSQL's work for the page
- * (docs/performance.md). A page asked for once is sent as its text (Node encodes it on the
+ * (docs/performance-log.md, "The uncached history page at 50%"). A page asked for once is sent as its text (Node encodes it on the
  * socket), one asked for again is kept and sent as bytes.
  */
 export class RenderedPages {
@@ -29,8 +32,11 @@ export class RenderedPages {
   private size = 0;
   /** Keys of pages asked for once and not kept, oldest first (at most maxAsked). */
   private readonly asked = new Set<string>();
+  /** Pages sent from a copy kept here; pages read (asked for once, changed, or not kept). */
+  private hits = 0;
+  private misses = 0;
 
-  /** `versionOf`: the version a kept page's check reads now (MessagesService.pageVersion). */
+  /** `versionOf`: the version a kept page's check reads now (MessageHistoryService.pageVersion). */
   constructor(
     private readonly maxBytes: number,
     private readonly versionOf: (ctx: RequestContext, check: PageCheck) => Promise<string>,
@@ -50,8 +56,10 @@ export class RenderedPages {
       // Used again: last out.
       this.entries.delete(key);
       this.entries.set(key, kept);
+      this.hits++;
       return reply.type('application/json; charset=utf-8').send(kept.body);
     }
+    this.misses++;
     const again = kept !== undefined || this.asked.delete(key);
     if (!again) this.noteAsked(key);
     const { page, versioned } = await read(again);
@@ -65,6 +73,11 @@ export class RenderedPages {
     const body = Buffer.from(text);
     this.keep(key, { versioned, body });
     return reply.send(body);
+  }
+
+  /** Pages sent from a copy and read since it was made, and what it keeps now (for the metrics). */
+  stats(): { hits: number; misses: number; entries: number; bytes: number } {
+    return { hits: this.hits, misses: this.misses, entries: this.entries.size, bytes: this.size };
   }
 
   /** Notes a page asked for the first time (the oldest noted forgotten past maxAsked). */

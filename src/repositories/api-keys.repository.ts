@@ -31,12 +31,16 @@ export class ApiKeysRepository {
     values: { keyHash: string; keyHint: string; name: string; scope: ApiKeyRow['scope'] },
     tx: Executor = this.db,
   ): Promise<ApiKeyRow | undefined> {
-    return tx
+    // The key may have been sent, and its refusal remembered, before it existed (see CredentialCache).
+    this.credentials?.invalidate(appId, values.keyHash);
+    const row = await tx
       .insertInto('api_keys')
       .values({ app_id: appId, key_hash: values.keyHash, key_hint: values.keyHint, name: values.name, scope: values.scope })
       .onConflict((oc) => oc.columns(['app_id', 'key_hint']).doNothing())
       .returningAll()
       .executeTakeFirst();
+    this.credentials?.invalidate(appId, values.keyHash);
+    return row;
   }
 
   async get(appId: string, ref: ApiKeyRef, tx: Executor = this.db): Promise<ApiKeyRow | undefined> {

@@ -13,11 +13,20 @@ export class AppsRepository {
   ) {}
 
   async create(appId: string, values: { name: string; region: string }, tx: Executor = this.db): Promise<AppRow> {
-    return tx
+    // Requests for the app before it existed were refused and remembered (see CredentialCache).
+    this.credentials.invalidate(appId);
+    const row = await tx
       .insertInto('apps')
       .values({ id: appId, name: values.name, region: values.region })
       .returningAll()
       .executeTakeFirstOrThrow();
+    this.credentials.invalidate(appId);
+    return row;
+  }
+
+  /** Whether the pair was found to be one of the app's keys lately on this node (see CredentialCache.knownValid). */
+  knownKey(appId: string, keyHash: string): boolean {
+    return this.credentials.knownValid(appId, keyHash);
   }
 
   async get(appId: string, tx: Executor = this.db): Promise<AppRow | undefined> {

@@ -176,7 +176,7 @@ export const VISIBLE_CONVERSATIONS_READ_EACH = 256;
  * conversations (user_conversations) and their groups' (`group_<guid>`, see
  * domain/conversation-id.ts). As one filter over the app's messages, PostgreSQL walks the app's
  * primary key from the cursor until the page is full, past every message of other users'
- * conversations: 150 ms for a user with a few messages in an app of 1M (docs/performance.md).
+ * conversations: 150 ms for a user with a few messages in an app of 1M (docs/performance-log.md, "Plans that walked the app's messages").
  * So a user with up to VISIBLE_CONVERSATIONS_READ_EACH conversations has each conversation's
  * page read by its own index and the pages merged, a cost that follows their conversations,
  * not the app's size (~8 µs a conversation). One with more keeps the walk, which is quick where

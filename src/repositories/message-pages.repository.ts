@@ -294,14 +294,14 @@ function pageResult(reads: PageReads, row: PageRow): PageResult {
  * PageReads.shown those with a stored text as one text (ShownRow's fields, each message's
  * joined by U+0002 and the messages by U+0001: no id holds a control character, nor does JSON
  * text, so nothing is escaped or parsed). Read as text, a message costs PostgreSQL a fraction
- * of the JSON array of its columns (docs/performance.md).
+ * of the JSON array of its columns (docs/performance-log.md, "Stored message text").
  */
 function messagesOf(reads: PageReads): string {
   const rows = `json_agg(${MESSAGE_ROW.selectText('p')} order by p.id)`;
   if (!reads.shown) return `(select ${rows} from page p) as messages, null as shown`;
   // Joined by `||`, each field as text (a null one as ''), not by concat(): concat() writes
   // every argument through its output function and copies the stored text twice more, ~10 µs
-  // of PostgreSQL's ~140 a page (docs/performance.md).
+  // of PostgreSQL's ~140 a page (docs/performance-log.md, "The uncached history page at 50%").
   const fields = [
     'p.id::text',
     'extract(epoch from p.sent_at)::text',
@@ -320,7 +320,7 @@ function messagesOf(reads: PageReads): string {
 
 /**
  * The messages of the `shown` column (see messagesOf), read by finding each separator in the
- * one text rather than splitting it into arrays of parts (docs/performance.md).
+ * one text rather than splitting it into arrays of parts (docs/performance-log.md, "on a noisy machine").
  */
 function shownRows(text: string): ShownRow[] {
   const rows: ShownRow[] = [];

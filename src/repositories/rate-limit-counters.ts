@@ -61,6 +61,14 @@ export class RateLimitHit {
 /** Requests counted in one window, per class (the user classes for one user). */
 export type RateLimitCounts = Record<RateLimitClass, number>;
 
+/** An event counted under a key of its own (a client address, an app's failed authentications). */
+export interface KeyHit {
+  /** The key's count in the window: after this event, or as it stood when it was refused. */
+  count: number;
+  /** The count had reached the limit: this event was not counted. */
+  refused: boolean;
+}
+
 /**
  * Where the requests of each window are counted: in this process, or in Redis for several
  * nodes. `hit` decides and counts in one step: when the app's class or the user's class is
@@ -71,8 +79,20 @@ export interface RateLimitCounters {
   hit(hit: RateLimitHit): RateLimitHit | Promise<RateLimitHit>;
   /** The counts of a window, without counting: the app's classes, and the user's when `uid` is given. */
   read(appId: string, window: number, uid: string | undefined): Promise<RateLimitCounts>;
+  /** Counts one event under `key` in `window`, unless its count has reached `limit` (> 0). */
+  hitKey(key: string, limit: number, window: number, nowMs: number): KeyHit | Promise<KeyHit>;
+  /** The count under `key` in `window`, counting nothing. */
+  readKey(key: string, window: number): number | Promise<number>;
   close(): Promise<void>;
 }
+
+/**
+ * At most this many keys are counted apart in a window in memory; beyond them, new keys of the
+ * window share one count, so a flood of distinct keys (addresses) is bounded in memory and still
+ * limited, together.
+ */
+export const MAX_COUNTED_KEYS = 100_000;
+const OVERFLOW_KEY = '\u0000overflow';
 
 class AppCounts {
   window = -1;
@@ -95,6 +115,9 @@ class UserCounts {
  */
 export class MemoryRateLimitCounters implements RateLimitCounters {
   private readonly apps = new Map<string, AppCounts>();
+  /** The keyed counts of one window: dropped whole when the window turns. */
+  private keyed = new Map<string, number>();
+  private keyedWindow = -1;
 
   hit(hit: RateLimitHit): RateLimitHit {
     const app = this.appCounts(hit.appId, hit.window);
@@ -126,9 +149,32 @@ export class MemoryRateLimitCounters implements RateLimitCounters {
     });
   }
 
+  hitKey(key: string, limit: number, window: number): KeyHit {
+    const counts = this.keyedCounts(window);
+    const counted = counts.has(key) || counts.size < MAX_COUNTED_KEYS ? key : OVERFLOW_KEY;
+    const count = counts.get(counted) ?? 0;
+    if (count >= limit) return { count, refused: true };
+    counts.set(counted, count + 1);
+    return { count: count + 1, refused: false };
+  }
+
+  readKey(key: string, window: number): number {
+    const counts = this.keyedCounts(window);
+    return counts.get(key) ?? (counts.size >= MAX_COUNTED_KEYS ? (counts.get(OVERFLOW_KEY) ?? 0) : 0);
+  }
+
   close(): Promise<void> {
     this.apps.clear();
+    this.keyed.clear();
     return Promise.resolve();
+  }
+
+  private keyedCounts(window: number): Map<string, number> {
+    if (window > this.keyedWindow) {
+      this.keyedWindow = window;
+      this.keyed = new Map();
+    }
+    return this.keyed;
   }
 
   /** The app's counts for `window`, started afresh when its window has turned. */

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Logger } from '../domain/context.js';
 import { secondsUntilEnd, type RateLimitClass } from '../domain/rate-limits.js';
-import { MemoryRateLimitCounters, type RateLimitCounters, type RateLimitCounts, type RateLimitHit } from './rate-limit-counters.js';
+import { MemoryRateLimitCounters, type KeyHit, type RateLimitCounters, type RateLimitCounts, type RateLimitHit } from './rate-limit-counters.js';
 
 /**
  * KEYS[1]: the app class's counter; KEYS[2]: the user class's (KEYS[1] again when there is none).
@@ -56,8 +56,8 @@ export interface RedisCountersOptions {
  * class) atomically. Commands of the same tick travel together (ioredis auto-pipelining).
  *
  * Keys: `<prefix>rl:{<appId>}:<class>:<window>` and `...:<window>:<uid>` for a user class; the
- * braces keep an app's keys in one Redis Cluster slot, as a script needs. They expire a few
- * seconds after their minute.
+ * braces keep an app's keys in one Redis Cluster slot, as a script needs. A keyed count (see
+ * hitKey) is `<prefix>rl:{<key>}:<window>`. They expire a few seconds after their minute.
  *
  * When Redis cannot answer (down, unreachable, slower than 250 ms), requests are not held up:
  * they count in this node's memory instead (each node then enforces the limits alone) until
@@ -142,6 +142,30 @@ export class RedisRateLimitCounters implements RateLimitCounters {
         return this.fallback.hit(hit);
       },
     );
+  }
+
+  hitKey(key: string, limit: number, window: number, nowMs: number): KeyHit | Promise<KeyHit> {
+    if (!this.usable()) return this.fallback.hitKey(key, limit, window);
+    const counter = `${this.options.keyPrefix}rl:{${key}}:${window}`;
+    const ttl = secondsUntilEnd(window, nowMs) + KEY_GRACE_SECONDS;
+    // The request script with the one counter and no user class.
+    return this.client.parleyRateLimitHit(counter, counter, limit, 0, ttl).then(
+      (reply) => ({ count: Number(reply[0]), refused: Number(reply[2]) !== 0 }),
+      (error: Error) => {
+        this.failed(error);
+        return this.fallback.hitKey(key, limit, window);
+      },
+    );
+  }
+
+  async readKey(key: string, window: number): Promise<number> {
+    if (!this.usable()) return this.fallback.readKey(key, window);
+    try {
+      return Number((await this.client.get(`${this.options.keyPrefix}rl:{${key}}:${window}`)) ?? 0);
+    } catch (error) {
+      this.failed(error as Error);
+      return this.fallback.readKey(key, window);
+    }
   }
 
   async read(appId: string, window: number, uid: string | undefined): Promise<RateLimitCounts> {

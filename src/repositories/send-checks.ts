@@ -71,7 +71,7 @@ export interface SendCheckRow {
  * `receivers`: every send goes to that kind of receiver (the caller makes sure), and the other
  * kind's lookups are left out, their columns the constants they would give (nothing found), so
  * the rules read the same: PostgreSQL initialises every node of a plan on each run, run or not
- * (a fifth of its CPU on a send statement, docs/performance.md), and the other kind's lookups
+ * (a fifth of its CPU on a send statement, docs/performance-log.md, "The send on a machine that slows idle cores"), and the other kind's lookups
  * are a third of them.
  */
 export function sendChecks(appId: string, options: { reply: boolean; permissions?: boolean; receivers?: ReceiverType }): RawBuilder<unknown> {
@@ -113,7 +113,7 @@ export function sendChecks(appId: string, options: { reply: boolean; permissions
  * as JSON (`row`): its key, whether it is deactivated, its role (send-permissions.ts). Only
  * these travel up the joins: each join of the checks' chain carries (and initialises, on every
  * run) every column its lookups give, and `users x.*` carried every column of the users table
- * (−3% of PostgreSQL's CPU a send, docs/performance.md).
+ * (−3% of PostgreSQL's CPU a send, docs/performance-log.md, "The send statement").
  */
 const USER_FACTS = sql`x.uid, x.deactivated_at, x.role`;
 

@@ -34,7 +34,7 @@ export function anyOfQuery(keys: Compilable): RawBuilder<string> {
  * say the app's messages are nearly all in one conversation (taken before the others grew:
  * after an import, or with autovacuum behind) PostgreSQL walked the app's messages past every
  * other conversation's: the whole app for a short conversation's page, its unread count, or
- * its last message (docs/performance.md). Read them in conversationMessagesOrder, which only
+ * its last message (docs/performance-log.md, "Plans that walked the app's messages"). Read them in conversationMessagesOrder, which only
  * that index gives (an equality would also make ordering by the conversation redundant).
  */
 export function conversationMessages(alias: string, conversation: string, from?: { after: string } | { before: string }): string {

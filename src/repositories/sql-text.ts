@@ -11,7 +11,7 @@ const MAX_SHAPES = 1_000;
  * The parameters of a statement written as text, numbered as they are added (`q.p1`, `q.p2`,
  * ...: the columns of one record of values, see rowsOfEach, which runs every such text): for
  * the statement of a history page, which Kysely's query builder took ~150 µs a page to build
- * and compile, a tenth of the page's CPU in the server (docs/performance.md). Every value goes
+ * and compile, a tenth of the page's CPU in the server (docs/performance-log.md, "its statement as text"). Every value goes
  * in through `param` or `typed`; the text around it is the caller's literals.
  */
 export class SqlParams {
@@ -78,7 +78,7 @@ export class SqlParams {
    * array of records (columns p1, p2, ... of the parameters' types); the text runs once per
    * record, as a lateral subquery reading them. So concurrent reads of one shape cost one
    * statement (one round trip, one executor start) instead of one each: for history pages, ~30%
-   * less CPU a page, in PostgreSQL and here, at four a statement (docs/performance.md). One item
+   * less CPU a page, in PostgreSQL and here, at four a statement (docs/performance-log.md, "concurrent pages read by one statement"). One item
    * runs the same way.
    *
    * An item's rows come in the order the text gives them when it answers at most one row (as
@@ -107,7 +107,7 @@ export class SqlParams {
  * inside other strings (checked: each must appear among the compiled parameters, and no other
  * parameter may be built from one). For the coalesced send, whose fragments (its checks, its
  * conversation moves, its events) took ~50 µs to build and compile a statement on a warm core,
- * ~270 µs on one that had been idle for a few milliseconds (docs/performance.md); a text reused
+ * ~270 µs on one that had been idle for a few milliseconds (docs/performance-log.md, "The send on a machine that slows idle cores"); a text reused
  * as the same string is also hashed once for its prepared statement's name (database.ts).
  */
 export class StatementTemplate<Values extends Record<string, unknown>, Row> {

@@ -6,7 +6,7 @@ import { Message, SendMessageBody } from './messages.schema.js';
 import { CreateUserBody, User } from './users.schema.js';
 
 /**
- * The data import API (NOTES.md §4). Each record is validated on its own against these schemas,
+ * The data import API (docs/compatibility.md, "Data import"). Each record is validated on its own against these schemas,
  * which reuse the field schemas of create-user and create-group, so the import path applies the
  * REST path's rules and limits. The route bodies only document the wrapper: a bad record fails
  * that record, not the call.

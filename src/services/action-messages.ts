@@ -17,7 +17,7 @@ export type GroupMemberEvent = MemberChange;
 export type GroupMemberAction = MemberChange['action'];
 
 /**
- * Action messages (NOTES §8): what happened to a message or to a group's members, stored in the
+ * Action messages (docs/compatibility.md, "Edits, deletes, action messages and bots"): what happened to a message or to a group's members, stored in the
  * conversation it happened in, inside the caller's transaction, through storeInConversation.
  * Their entities are stored with them, as they were when it happened.
  */

@@ -101,9 +101,12 @@ export class AppsService {
   /**
    * Checks that `ctx.appId` is an app of this region and that `apiKey` is one of its keys.
    * One query; the key is looked up by its hash and the hashes compared in constant time.
+   * `beforeLookup` runs first unless the key was found valid lately on this node (it may
+   * refuse: the caller's limit on failed authentications), so a key in use pays nothing for it.
    */
-  async authenticate(ctx: RequestContext, apiKey: string | undefined): Promise<Credential> {
+  async authenticate(ctx: RequestContext, apiKey: string | undefined, beforeLookup?: () => Promise<void>): Promise<Credential> {
     const keyHash = this.hashOf(apiKey ?? '');
+    if (beforeLookup !== undefined && !this.deps.apps.knownKey(ctx.appId, keyHash)) await beforeLookup();
     const found = await this.deps.apps.getWithKey(ctx.appId, keyHash);
     if (!found || found.app.region !== this.deps.region) {
       throw new AppError('AUTH_ERR_INVALID_APPID', { params: { appId: ctx.appId, region: this.deps.region } });

@@ -299,7 +299,7 @@ export class ConversationsService {
     const users = rows.flatMap((row) => (row.with_user ? [row.with_user] : []));
     if (options.viewerRow) users.push(options.viewerRow);
     const groups = rows.flatMap((row) => (row.with_group ? [row.with_group] : []));
-    // A deleted last message is not shown (NOTES §9.3).
+    // A deleted last message is not shown (docs/compatibility.md, "The conversation object").
     const shown = rows.flatMap((row) => (row.last_message && row.last_message.deleted_at === null ? [row.last_message] : []));
     const messageCtx = extended(ctx, { onBehalfOf: viewer });
     const [relations, rendered] = await Promise.all([

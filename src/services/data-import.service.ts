@@ -11,18 +11,21 @@ import type { NewUser } from '../repositories/users.repository.js';
 import { toGroup, type Group } from './views/groups.view.js';
 import { toUser, type User } from './views/users.view.js';
 
-import { USERS, GROUPS, MEMBERS, validateUser, validateGroup, validateMember, recordsOf, check, attempt, failure, uidExists, guidExists, firstOfEach, sortBy, chunks, distinct, inOrder, prepareUser, prepareGroup, type RecordResult, type ImportedMember, type ImportUser, type ImportGroup, type ImportMember, type PreparedGroup } from './import-records.js';
+import { USERS, GROUPS, MEMBERS, validateUser, validateGroup, validateMember, recordsOf, check, attempt, failure, uidExists, guidExists, firstOfEach, sortBy, chunks, distinct, ImportCounts, prepareUser, prepareGroup, type RecordResult, type ImportedMember, type ImportUser, type ImportGroup, type ImportMember, type PreparedGroup } from './import-records.js';
 import type { ImportCallDeps } from './imported-entities.js';
 
 export type { ImportedMember, RecordResult } from './import-records.js';
 
 /**
- * The data import API (NOTES.md §4): users, groups and members, each record validated with the
+ * The data import API (docs/compatibility.md, "Data import"): users, groups and members, each record validated with the
  * REST path's rules and answered on its own, the writes set-based (one INSERT ... ON CONFLICT DO
  * NOTHING per chunk of records). The database's unique keys make a re-sent record, or two
  * importers racing on the same data, store one copy: the others answer "already exists".
  */
 export class DataImportService {
+  /** The records answered, for the metrics. */
+  readonly records = new ImportCounts();
+
   constructor(
     private readonly deps: ImportCallDeps & {
       groups: GroupsRepository;
@@ -53,7 +56,7 @@ export class DataImportService {
         results.set(key, row ? { success: true, data: toUser(row, { withTags: true }) } : failure(uidExists(user.uid)));
       }
     }
-    return inOrder(entries, results);
+    return this.records.answer(ctx.appId, 'users', entries, results);
   }
 
   async importGroups(ctx: RequestContext, body: unknown): Promise<Record<string, RecordResult<Group>>> {
@@ -83,7 +86,7 @@ export class DataImportService {
       const outcome = outcomes.get(prepared.group.guid)!;
       results.set(key, outcome instanceof AppError ? failure(outcome) : { success: true, data: toGroup(outcome, undefined, { withTags: true }) });
     }
-    return inOrder(entries, results);
+    return this.records.answer(ctx.appId, 'groups', entries, results);
   }
 
   async importMembers(ctx: RequestContext, body: unknown): Promise<Record<string, RecordResult<ImportedMember>>> {
@@ -194,6 +197,6 @@ export class DataImportService {
       for (const [key, result] of answers.answer) results.set(key, result);
       this.deps.noteBulkWrite(answers.written);
     }
-    return inOrder(entries, results);
+    return this.records.answer(ctx.appId, 'members', entries, results);
   }
 }

@@ -5,7 +5,7 @@ import type { EventRow } from '../repositories/events.repository.js';
 import type { MessagesRepository } from '../repositories/messages.repository.js';
 import type { MessageHistoryService } from './message-history.service.js';
 
-/** An event as webhooks and the live stream send it (NOTES.md §6.4): `{trigger, data, appId, region}`, as JSON text. */
+/** An event as webhooks and the live stream send it (docs/webhooks.md, "What a delivery is"): `{trigger, data, appId, region}`, as JSON text. */
 export interface RenderedEvent {
   id: string;
   appId: string;

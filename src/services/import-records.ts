@@ -218,3 +218,33 @@ export function inOrder<T>(entries: Array<[string, unknown]>, results: Map<strin
   // fromEntries defines properties, so even a key such as __proto__ stays a plain key.
   return Object.fromEntries(entries.map(([key]) => [key, results.get(key)!]));
 }
+
+/** Imported records, by app, kind and result: stored, or answered with an error. */
+export interface ImportedRecords {
+  appId: string;
+  kind: string;
+  stored: number;
+  failed: number;
+}
+
+/** The records an import service answered since it was made (for the metrics: docs/metrics.md). */
+export class ImportCounts {
+  /** By app id and kind. */
+  private readonly counts = new Map<string, ImportedRecords>();
+
+  /** Counts the results, and answers them in the order of the body's records (inOrder). */
+  answer<T>(appId: string, kind: string, entries: Array<[string, unknown]>, results: Map<string, RecordResult<T>>): Record<string, RecordResult<T>> {
+    const key = `${appId}\u0000${kind}`;
+    let counts = this.counts.get(key);
+    if (counts === undefined) this.counts.set(key, (counts = { appId, kind, stored: 0, failed: 0 }));
+    for (const result of results.values()) {
+      if (result.success) counts.stored++;
+      else counts.failed++;
+    }
+    return inOrder(entries, results);
+  }
+
+  stats(): ImportedRecords[] {
+    return [...this.counts.values()].map((counts) => ({ appId: counts.appId, kind: counts.kind, stored: counts.stored, failed: counts.failed }));
+  }
+}

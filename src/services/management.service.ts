@@ -6,7 +6,7 @@ import type { ApiKeyScope, RequestContext } from '../domain/context.js';
 import { AppError, badRequest } from '../domain/errors.js';
 import { APP_ID_PATTERN } from '../domain/normalize.js';
 import { pageMeta, pageOffset, type PageMeta } from '../domain/pagination.js';
-import { digestsEqual, sha256Hex } from '../domain/secrets.js';
+import { sha256Hex } from '../domain/secrets.js';
 import { toUnix } from '../domain/time.js';
 import type { AppSettingsRepository } from '../repositories/app-settings.repository.js';
 import type { AppKeyRow, ManagedAppRow, ManagementAppsRepository } from '../repositories/management-apps.repository.js';
@@ -106,9 +106,9 @@ export class ManagementService {
   /** Checks the `key` and `secret` headers against the deployment's management credentials. */
   async authenticate(_ctx: RequestContext, key: string | undefined, secret: string | undefined): Promise<void> {
     if (!key || !secret) throw new AppError('AUTH_ERR_EMPTY_AUTH_HEADER');
-    // Only what createKey makes is looked up: any other text is refused without a query.
-    const row = MANAGEMENT_KEY.test(key) ? await this.deps.keys.get(key) : undefined;
-    if (!row || !digestsEqual(row.secret_hash, sha256Hex(secret))) {
+    // Only what createKey makes is looked up: any other text is refused without a query, and so
+    // is a pair refused lately (see ManagementKeysRepository.matches).
+    if (!MANAGEMENT_KEY.test(key) || !(await this.deps.keys.matches(key, sha256Hex(secret)))) {
       throw new AppError('AUTH_ERR_APIKEY_NOT_FOUND', { message: 'The key and secret are not a management credential of this deployment.' });
     }
   }

@@ -60,7 +60,7 @@ export interface ListMessagesInput {
 type CursorMeta = { affix: 'append' | 'prepend'; id: string; sentAt: number };
 /**
  * A page of a list; a page of one conversation also with its version and what that version is
- * read from (see MessagesRepository.pageVersion), so that a copy of it can be checked later.
+ * read from (see MessagePagesRepository.pageVersions), so that a copy of it can be checked later.
  */
 export type { PageCheck, PageVersion };
 export interface VersionedPage {
@@ -264,7 +264,7 @@ export class MessageHistoryService {
 
   /**
    * The version a conversation's page has now, read from what its `check` names (see
-   * MessagesRepository.pageVersion): while it is the version the page was read with, the page
+   * MessagePagesRepository.pageVersions): while it is the version the page was read with, the page
    * (with the checks it passed) reads the same.
    */
   async pageVersion(ctx: RequestContext, check: PageCheck): Promise<string> {
@@ -273,7 +273,7 @@ export class MessageHistoryService {
 
   /**
    * A page of a list, read in one statement with everything it is shown with (see
-   * MessagesRepository.readPage); `check` sees what was read before anything is shown.
+   * MessagePagesRepository.readPages); `check` sees what was read before anything is shown.
    */
   private async page(
     ctx: RequestContext,
@@ -350,7 +350,7 @@ export class MessageHistoryService {
 
 /**
  * Whether a conversation's page can be versioned by its conversation (see
- * MessagesRepository.pageVersion): all its filters read the conversation's messages, their
+ * MessagePagesRepository.pageVersions): all its filters read the conversation's messages, their
  * reactions and the viewer's marks, except hiding the senders the viewer blocked, which reads
  * their blocks, as mentionsWithBlockedInfo does; such a page is read each time.
  */

@@ -16,15 +16,18 @@ import type { Moderator } from './moderation/moderator.js';
 import { type Message } from './views/messages.view.js';
 import { shownText } from './views/shown-messages.js';
 
-import { MESSAGE_CHUNK, MESSAGES, validateMessage, recordsOf, check, attempt, failure, firstOfEach, chunks, distinct, inOrder, prepareUser, prepareGroup, type RecordResult, type ImportMessage, type MessageCandidate } from './import-records.js';
+import { MESSAGE_CHUNK, MESSAGES, validateMessage, recordsOf, check, attempt, failure, firstOfEach, chunks, distinct, ImportCounts, prepareUser, prepareGroup, type RecordResult, type ImportMessage, type MessageCandidate } from './import-records.js';
 import type { ImportCallDeps } from './imported-entities.js';
 
 /**
- * The data import's messages (NOTES.md §4): each record validated with the REST path's rules and
+ * The data import's messages (docs/compatibility.md, "Data import"): each record validated with the REST path's rules and
  * answered on its own, the users and groups its *Details name created first, then the messages
  * stored a chunk per transaction (MessageImportsRepository.insertMany).
  */
 export class MessageImportService {
+  /** The records answered, for the metrics. */
+  readonly records = new ImportCounts();
+
   constructor(
     private readonly deps: ImportCallDeps & {
       messageImports: MessageImportsRepository;
@@ -165,7 +168,7 @@ export class MessageImportService {
       known: { users: [...known.users.values()], groups: [...known.groups.values()] },
     });
     stored.forEach(({ key }, n) => results.set(key, { success: true, data: rendered[n]! }));
-    return inOrder(entries, results);
+    return this.records.answer(ctx.appId, 'messages', entries, results);
   }
 
   /**

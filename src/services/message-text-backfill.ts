@@ -16,7 +16,7 @@ export interface BackfillProgress {
 /**
  * Gives the messages stored without a stored text (messages.shown: those stored before migration
  * 0017) the text a send would have stored with them, so that history pages read them as fast as
- * new ones (docs/performance.md). Every app's messages, in key order, a batch at a time; a
+ * new ones (docs/performance-log.md, "Stored message text"). Every app's messages, in key order, a batch at a time; a
  * message changed since it was stored (or while the backfill reads it) keeps none and is rendered
  * from its columns as before. Run by `parley messages backfill-texts`; safe beside running
  * servers, and again.

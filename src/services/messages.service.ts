@@ -255,7 +255,7 @@ export class MessagesService {
   }
 
   /**
-   * Stores a message in its conversation (see MessagesRepository.store), alone or inside the
+   * Stores a message in its conversation (see MessageStoreRepository.store), alone or inside the
    * caller's transaction. Every message enters a conversation here: sends, replies and action
    * messages. A reply whose parent is gone answers ERR_MESSAGE_ID_NOT_FOUND (the caller's
    * transaction then takes the reply back); a muid used before raises UniqueViolation. (A send

@@ -1,10 +1,14 @@
 import type { RequestContext } from '../domain/context.js';
 import {
   APP_CLASSES,
+  clientAddressKey,
+  DEFAULT_AUTH_FAILURE_LIMITS,
+  secondsUntilEnd,
   USER_CLASSES,
   windowEndSeconds,
   windowOf,
   type AppClass,
+  type AuthFailureLimits,
   type RateLimitClass,
   type RateLimits,
   type UserClass,
@@ -28,6 +32,9 @@ export type RateLimitUsage = Partial<Record<RateLimitClass, RateLimitStanding>>;
  * in fixed one-minute windows, and reports where an app stands.
  */
 export class RateLimitsService {
+  /** Requests refused since the process started, by app id and the class that refused them (for the metrics). */
+  private readonly refusedCounts = new Map<string, Partial<Record<RateLimitClass, number>>>();
+
   constructor(
     private readonly deps: {
       counters: RateLimitCounters;
@@ -35,8 +42,43 @@ export class RateLimitsService {
       limits: Readonly<RateLimits>;
       /** The clock, in ms since the epoch. */
       now: () => number;
+      /** Failed authentications a minute, per client address and per app. */
+      authFailures?: Readonly<AuthFailureLimits> | undefined;
     },
   ) {}
+
+  private get authFailureLimits(): Readonly<AuthFailureLimits> {
+    return this.deps.authFailures ?? DEFAULT_AUTH_FAILURE_LIMITS;
+  }
+
+  /**
+   * Whether failed authentications have used up this minute's limit of the client `address`
+   * or of the app `ctx.appId` (none for an empty one: the management API): the seconds until
+   * the minute ends if so, else 0. Counts nothing.
+   */
+  async authFailuresBlocked(ctx: RequestContext, address: string): Promise<number> {
+    const { perAddress, perApp } = this.authFailureLimits;
+    const now = this.deps.now();
+    const window = windowOf(now);
+    if (perAddress > 0 && (await this.deps.counters.readKey(addressCounter(address), window)) >= perAddress) return secondsUntilEnd(window, now);
+    if (perApp > 0 && ctx.appId !== '' && (await this.deps.counters.readKey(appCounter(ctx.appId), window)) >= perApp) return secondsUntilEnd(window, now);
+    return 0;
+  }
+
+  /**
+   * Counts a failed authentication of the client `address`, and of the app when `ofApp` (the
+   * app exists: a wrong key for an app id that is none is counted per address only, so made-up
+   * ids hold no counters). The seconds until the minute ends when a limit was already reached
+   * (that attempt then counts nowhere further), else 0.
+   */
+  async authFailed(ctx: RequestContext, address: string, ofApp: boolean): Promise<number> {
+    const { perAddress, perApp } = this.authFailureLimits;
+    const now = this.deps.now();
+    const window = windowOf(now);
+    if (perAddress > 0 && (await this.deps.counters.hitKey(addressCounter(address), perAddress, window, now)).refused) return secondsUntilEnd(window, now);
+    if (perApp > 0 && ofApp && ctx.appId !== '' && (await this.deps.counters.hitKey(appCounter(ctx.appId), perApp, window, now)).refused) return secondsUntilEnd(window, now);
+    return 0;
+  }
 
   /** The limit of `cls` for the app of `ctx`: its own when it has one, else the deployment's; 0 is off. */
   limitOf(ctx: RequestContext, cls: RateLimitClass): number {
@@ -54,6 +96,24 @@ export class RateLimitsService {
     if (limit === 0 && userLimit === 0) return undefined;
     const now = this.deps.now();
     return this.deps.counters.hit(new RateLimitHit(ctx.appId, cls, limit, userClass, uid, userLimit, windowOf(now), now));
+  }
+
+  /** Notes a request `hit` refused (its refusedBy names the class). */
+  refused(hit: RateLimitHit): void {
+    const cls = hit.refusedBy === 2 ? hit.userClass : hit.cls;
+    if (cls === undefined) return;
+    let counts = this.refusedCounts.get(hit.appId);
+    if (counts === undefined) this.refusedCounts.set(hit.appId, (counts = {}));
+    counts[cls] = (counts[cls] ?? 0) + 1;
+  }
+
+  /** The requests refused since the process started, by app and class. */
+  refusals(): Array<{ appId: string; cls: RateLimitClass; count: number }> {
+    const out: Array<{ appId: string; cls: RateLimitClass; count: number }> = [];
+    for (const [appId, counts] of this.refusedCounts) {
+      for (const [cls, count] of Object.entries(counts) as Array<[RateLimitClass, number]>) out.push({ appId, cls, count });
+    }
+    return out;
   }
 
   /**
@@ -74,4 +134,12 @@ export class RateLimitsService {
     }
     return usage;
   }
+}
+
+function addressCounter(address: string): string {
+  return `auth:addr:${clientAddressKey(address)}`;
+}
+
+function appCounter(appId: string): string {
+  return `auth:app:${appId}`;
 }

@@ -22,7 +22,7 @@ export const DELIVERY_LIMITS = {
    * at most these. Also its connections (a round posts its lanes side by side), so a webhook
    * gets at most this many deliveries per round trip of its endpoint. With 64, one webhook's
    * deliveries at 1,000 events/s over 2,000 conversations fell seconds behind
-   * (docs/performance.md).
+   * (docs/performance-log.md, "Webhook delivery: undici, 128 lanes per webhook").
    */
   lanesPerWebhook: 128,
   /**
@@ -31,7 +31,7 @@ export const DELIVERY_LIMITS = {
    * With many conversations each holding an event or two, a round's cost is mostly its own
    * (reads, render, the transaction that records it), and a webhook's next events wait for a
    * lane to come back: with 128, 1,000 events/s over 2,000 conversations were delivered at
-   * ~1.4 times that rate, so a backlog of a second took seconds to go (docs/performance.md).
+   * ~1.4 times that rate, so a backlog of a second took seconds to go (docs/performance-log.md, "The latency tail found").
    */
   lanesPerAnsweringWebhook: 512,
   /** An answer slower than this (or a failure) puts a webhook back to lanesPerWebhook. */

@@ -23,7 +23,7 @@ const MAX_ANSWER_BYTES = 64 * 1024;
  * connection is about to use (so a name that changes its answer after the URL was accepted is
  * still refused), and on a literal address before connecting.
  *
- * The client is undici's (not node:http's): a POST costs about half the CPU (docs/performance.md),
+ * The client is undici's (not node:http's): a POST costs about half the CPU (docs/performance-log.md, "Webhook delivery: undici"),
  * and a delivery's CPU is what bounds delivery throughput. Its `request` follows no redirects.
  */
 export class WebhookSender {

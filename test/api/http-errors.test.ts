@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.js';
-import { body, createTestApp, errorCode, hostOf, type TestApp } from '../helpers/app.js';
+import { body, createTestApp, errorCode, hostOf, TEST_DOMAIN, TEST_REGION, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';
 
 let t: TestApp;
@@ -115,8 +115,9 @@ describe('transport errors', () => {
   it('sends every error in the vendor shape with a request id', async () => {
     const response = await t.call(t.appA, '/v3/users/nobody');
     const error = body(response).error;
-    assert.deepEqual(Object.keys(error).sort(), ['code', 'devMessage', 'message']);
+    assert.deepEqual(Object.keys(error).sort(), ['code', 'details', 'devMessage', 'message']);
     assert.match(response.headers['x-request-id'] as string, /^[0-9a-f-]{36}$/);
+    assert.deepEqual(error.details, { requestId: response.headers['x-request-id'] });
   });
 
   it('answers /healthz', async () => {
@@ -162,6 +163,31 @@ describe('OpenAPI', () => {
     for (const id of OPERATIONS) assert.ok(ids.includes(id), `${id} in /openapi.json`);
     assert.ok(doc.paths['/v3/users/{uid}'], 'path parameters in OpenAPI form');
     assert.deepEqual(doc.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'apikey', description: 'An API key of the app.' });
+  });
+
+  it("points /docs's \"Try it out\" at the host and port the page came from, the app id asked for", async () => {
+    // Loaded from localhost on the quick start's port: that origin first (no cross-origin call
+    // from the page), the app id as the appId header; then the app's own host on that port.
+    for (const url of ['/openapi.json', '/docs/json']) {
+      const doc = body(await t.app.inject({ method: 'GET', url, headers: { host: 'localhost:3000' } }));
+      assert.deepEqual(doc.servers.map((server: { url: string }) => server.url), ['http://localhost:3000', `http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}:3000`], url);
+      assert.equal(doc.servers[1].variables.appId.default, 'your-app-id', url);
+      assert.match(doc.servers[1].variables.appId.description, /parley apps list/);
+      assert.deepEqual(doc.components.securitySchemes.appId, { type: 'apiKey', in: 'header', name: 'appId', description: doc.components.securitySchemes.appId.description });
+      assert.deepEqual(doc.security, [{ apiKey: [], appId: [] }, { apiKey: [] }]);
+      // The description is Markdown: a raw <appId> renders as an unknown HTML tag and vanishes.
+      assert.doesNotMatch(doc.info.description, /<appId>|<region>|<domain>/, url);
+      assert.match(doc.info.description, /&lt;appId&gt;\.api-/, url);
+    }
+    // Loaded from an app's own host: that host alone, its id filled in, the port kept.
+    const own = body(await t.app.inject({ method: 'GET', url: '/docs/json', headers: { host: `${hostOf(t.appA)}:8443` } }));
+    assert.deepEqual(own.servers.map((server: { url: string }) => server.url), [`http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}:8443`]);
+    assert.equal(own.servers[0].variables.appId.default, t.appA.appId);
+    // Behind a proxy on 443: no port; a Host that is not a plain name and port is not echoed.
+    const proxied = body(await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'chat.example.com' } }));
+    assert.deepEqual(proxied.servers.map((server: { url: string }) => server.url), ['http://chat.example.com', `http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}`]);
+    const odd = body(await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'a"b<c>:3000' } }));
+    assert.deepEqual(odd.servers.map((server: { url: string }) => server.url), [`http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}:3000`]);
   });
 
   it('serves the UI at /docs', async () => {

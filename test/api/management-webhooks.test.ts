@@ -204,7 +204,7 @@ describe('update-webhook', () => {
     const created = await createWebhook();
     const without = await call(hooks(t.appA, `/${created.id}`), { method: 'PUT', body: { useBasicAuth: true } });
     assert.equal(without.statusCode, 400);
-    assert.deepEqual(Object.keys(body(without).error.details).sort(), ['password', 'username']);
+    assert.deepEqual(Object.keys(body(without).error.details).sort(), ['password', 'requestId', 'username']);
     const given = await call(hooks(t.appA, `/${created.id}`), { method: 'PUT', body: { useBasicAuth: true, username: 'u', password: 'p' } });
     assert.equal(given.statusCode, 200, given.body);
     const off = await call(hooks(t.appA, `/${created.id}`), { method: 'PUT', body: { useBasicAuth: false } });

@@ -4,7 +4,7 @@ import { body, createTestApp, errorCode, type TestApp } from '../helpers/app.js'
 import { newGroup, newUids } from '../helpers/factories.js';
 
 // A history page asked for again is answered from the copy the node kept only while nothing it
-// shows has changed (RenderedPages, MessagesRepository.readPage's version). Each test reads a
+// shows has changed (RenderedPages, MessagePagesRepository.readPages' version). Each test reads a
 // page twice (the second answer comes from the copy), changes one thing the page shows, and
 // reads it again: the change must be there.
 

@@ -170,7 +170,7 @@ describe('a dropMessage rule', () => {
     });
     assert.equal(response.statusCode, 403, response.body);
     assert.equal(errorCode(response), 'ERR_BLOCKED_BY_EXTENSION');
-    assert.deepEqual(body(response).error.details, { ruleId: 'drop-words', revisionId: `${app.appId}_drop-words_1`, conditionId: '1' });
+    assert.deepEqual(body(response).error.details, { ruleId: 'drop-words', revisionId: `${app.appId}_drop-words_1`, conditionId: '1', requestId: response.headers['x-request-id'] });
     const stored = await sql<{ n: string }>`select count(*) as n from messages where app_id = ${app.appId}`.execute(t.database.db);
     assert.equal(Number(stored.rows[0]!.n), 0);
     const events = await sql<{ n: string }>`select count(*) as n from events where app_id = ${app.appId}`.execute(t.database.db);

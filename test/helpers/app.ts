@@ -47,7 +47,7 @@ export function hostOf(app: { appId: string }, region = TEST_REGION): string {
  * default) with the clock of their windows, or the domain (`localhost`: a real client reaches
  * `<appId>.api-us.localhost` on a listening app; `call` then needs an `appId` header).
  */
-export type TestConfig = Partial<Pick<Config, 'domain' | 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookRetry' | 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'eventStreams' | 'redisUrl' | 'redisKeyPrefix'>> & {
+export type TestConfig = Partial<Pick<Config, 'domain' | 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookRetry' | 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'importUploadRate' | 'authFailureLimits' | 'eventStreams' | 'redisUrl' | 'redisKeyPrefix'>> & {
   rateLimits?: Partial<RateLimits>;
   clock?: () => number;
   /** The event feed's polling (see createServices). */
@@ -60,8 +60,10 @@ export async function createTestApp(options: TestConfig = {}, databaseOptions: T
   const testDb = await createTestDatabase(databaseOptions);
   const { clock, eventFeedPace, notificationEndpoints, ...config } = options;
   const { app, services } = await buildApp({
-    // Webhooks may call loopback receivers in tests (PARLEY_WEBHOOK_ALLOW_PRIVATE=1) unless a test says otherwise.
-    config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024, webhookAllowPrivate: true, ...config },
+    // Webhooks may call loopback receivers in tests (PARLEY_WEBHOOK_ALLOW_PRIVATE=1) unless a test says
+    // otherwise; failed authentications are not limited (every injected request comes from one
+    // address, and many tests send wrong keys on purpose) unless a test sets authFailureLimits.
+    config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024, webhookAllowPrivate: true, authFailureLimits: { perAddress: 0, perApp: 0 }, ...config },
     database: testDb.database,
     clock,
     ...(eventFeedPace ? { eventFeedPace } : {}),

@@ -131,7 +131,8 @@ export function isRefusal(response: LightMyRequestResponse, onBehalfOf: string |
   if (response.statusCode === 404) return true;
   if (response.statusCode === 403) return NEUTRAL_403.has(error?.code);
   if (response.statusCode !== 400 || error?.code !== 'ERR_BAD_REQUEST') return false;
-  const fields = Object.keys(error?.details ?? {});
+  // The fields at fault (every error's details also carry the request's id).
+  const fields = Object.keys(error?.details ?? {}).filter((field) => field !== 'requestId');
   if (onBehalfOf === undefined && fields.length === 1 && fields[0] === 'onBehalfOf') return true;
   const references = request.references ?? [];
   if (fields.length > 0 && fields.every((f) => references.some((r) => f === r || f.startsWith(`${r}[`) || f.startsWith(`${r}.`)))) return true;

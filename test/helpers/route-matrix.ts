@@ -85,6 +85,8 @@ export const QUERY_RULES: Record<string, Rule> = {
   // Notifications: push tokens are listed through an auth token; the log's filters.
   authToken: kind('authToken'), messageId: kind('message'), receiver: kind('receiver'), member: kind('user'),
   reactionSender: kind('user'), reactionReceiver: kind('user'),
+  // The Metrics' range (Unix seconds): the caller's own app's counts, whatever it names.
+  fromDate: plain(Math.floor(Date.now() / 1000) - 3600), toDate: plain(Math.floor(Date.now() / 1000)),
   ...Object.fromEntries(
     ['all', 'reactionId', 'from', 'to', 'messageCategory', 'messageType', 'trigger', 'channel', 'provider', 'notificationTriggered',
       'reason', 'success', 'logId'].map((name) => [name, plain()]),
@@ -216,7 +218,7 @@ export interface Operation {
  * Routes outside the tenant API: no app, no key; and the management API, which takes a credential
  * of the deployment instead (its own tests: test/api/management-*.test.ts).
  */
-const PUBLIC_ROUTES = [/^\/healthz$/, /^\/openapi\.json$/, /^\/docs(\/.*)?$/, /^\/(mgmt\/)?apps(\/.*)?$/];
+const PUBLIC_ROUTES = [/^\/healthz$/, /^\/readyz$/, /^\/openapi\.json$/, /^\/docs(\/.*)?$/, /^\/(mgmt\/)?apps(\/.*)?$/];
 
 /**
  * Streams: a request that passes never ends, so an injected one cannot be read. Their keys,

@@ -23,7 +23,7 @@ describe('the PostgreSQL pool', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQ
 
   it('runs without JIT compilation, which a coalesced statement’s estimates would otherwise trigger', async () => {
     // A statement over json_to_recordset (SqlParams.rowsOfEach) is costed for 100 records, so a
-    // page costed over 1,000 passes jit_above_cost; compiling it took 50–800 ms (docs/performance.md).
+    // page costed over 1,000 passes jit_above_cost; compiling it took 50–800 ms (docs/performance-log.md, "JIT compilation, turned off").
     const created = await createPostgresDatabase();
     const database = await openDatabase({ engine: 'postgres', url: created.url, log: silentLogger });
     try {

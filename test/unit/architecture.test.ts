@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import { cruise, type ICruiseResult, type IConfiguration } from 'dependency-cruiser';
 
 // The architecture check (docs/architecture.md): the rules live in .dependency-cruiser.cjs
-// (import cycles, layers importing upward, SQL outside repositories/ and db/).
+// (import cycles, layers importing upward, HTTP past the services, services reading route schemas,
+// SQL outside repositories/ and db/).
 
 // From the repository's root (the tests run from it, compiled into .build/ or not).
 const require = createRequire(path.resolve('package.json'));
@@ -44,7 +45,7 @@ function strayStoreWrites(root: string): string[] {
 }
 
 describe('architecture', () => {
-  it('src has no import cycle, no layer importing upward, no SQL outside repositories/ and db/', async () => {
+  it('src has no import cycle, no layer importing upward or past the services, no SQL outside repositories/ and db/', async () => {
     const result = await check(['src']);
     assert.ok(result.summary.totalCruised > 100, `cruised ${result.summary.totalCruised} modules`);
     assert.deepEqual(violations(result), []);
@@ -53,7 +54,15 @@ describe('architecture', () => {
   it('the rules catch what they forbid', async () => {
     const result = await check(['test/fixtures/architecture']);
     const found = new Set(result.summary.violations.map((v) => v.rule.name));
-    assert.deepEqual([...found].sort(), ['domain-is-pure', 'no-cycles', 'repositories-stay-below-services', 'services-know-no-http', 'sql-only-in-repositories-and-db']);
+    assert.deepEqual([...found].sort(), [
+      'domain-is-pure',
+      'http-goes-through-services',
+      'no-cycles',
+      'repositories-stay-below-services',
+      'services-know-no-http',
+      'services-know-no-route-schemas',
+      'sql-only-in-repositories-and-db',
+    ]);
   });
 
   it('inserts messages and moves conversations only in repositories/message-store/', () => {

@@ -115,16 +115,52 @@ describe('CredentialCache', () => {
     assert.equal((await cache.lookup('a', 'h', source.load))?.app.name, 'v3');
   });
 
-  it('caches only hits: a pair without a key, or no app, is looked up every time', async () => {
-    const cache = new CredentialCache(5_000);
+  it('remembers refusals (a pair without a key, or no app) until the TTL passes, apart from the hits', async () => {
+    const cache = new CredentialCache(5_000, 2);
     const noKey: AppWithKey = { app: entry('a').app, key: undefined };
     let calls = 0;
     const load = async () => (++calls, noKey);
+    assert.equal((await cache.lookup('a', 'h', load))?.key, undefined);
+    assert.equal((await cache.lookup('a', 'h', load))?.app.id, 'a', 'the same answer, from the cache');
+    assert.equal(await cache.lookup('b', 'h', async () => (++calls, undefined)), undefined);
+    assert.equal(await cache.lookup('b', 'h', async () => (++calls, undefined)), undefined);
+    assert.equal(calls, 2);
+    assert.equal(cache.knownValid('a', 'h'), false, 'a refusal is not a valid key');
+    mock.timers.tick(5_001);
     await cache.lookup('a', 'h', load);
-    await cache.lookup('a', 'h', load);
-    await cache.lookup('b', 'h', async () => (++calls, undefined));
-    await cache.lookup('b', 'h', async () => (++calls, undefined));
-    assert.equal(calls, 4);
+    assert.equal(calls, 3, 'expired: looked up again');
+    // A flood of distinct wrong keys drops only refusals: the hits stay.
+    await lookupNow(cache, 'a', 'good', entry('a'));
+    for (const key of ['w1', 'w2', 'w3', 'w4']) await lookupNow(cache, 'a', key, noKey);
+    assert.ok(cache.knownValid('a', 'good'));
+    assert.equal((await lookupNow(cache, 'a', 'w4', entry('a')))?.key, undefined, 'the newest refusal is kept');
+    assert.ok(await lookupNow(cache, 'a', 'w1', entry('a')).then((found) => found?.key), 'the oldest refusal was dropped');
+  });
+
+  it('forgets a refusal when the key or its app is created or changed (an invalidation), and stores none a change overtook', async () => {
+    const cache = new CredentialCache(5_000);
+    assert.equal(await lookupNow(cache, 'a', 'h', undefined), undefined);
+    cache.invalidate('a', 'h');
+    assert.ok(await lookupNow(cache, 'a', 'h', entry('a')), 'the new key is found at once');
+    assert.equal(await lookupNow(cache, 'b', 'h', undefined), undefined);
+    cache.invalidate('b');
+    assert.ok(await lookupNow(cache, 'b', 'h', entry('b')), 'the new app is found at once');
+    const source = loader(() => undefined);
+    const racing = cache.lookup('c', 'h', source.load);
+    cache.invalidate('c', 'h');
+    await source.settle();
+    assert.equal(await racing, undefined);
+    assert.ok(await lookupNow(cache, 'c', 'h', entry('c')), 'the refusal found before the change was not stored');
+  });
+
+  it('ends a hit whose refresh finds the key gone', async () => {
+    const cache = new CredentialCache(5_000);
+    await lookupNow(cache, 'a', 'h', entry('a'));
+    mock.timers.tick(4_500);
+    const source = loader(() => undefined);
+    assert.ok(await cache.lookup('a', 'h', source.load), 'answered from the entry while it refreshes');
+    await source.settle();
+    assert.equal(await lookupNow(cache, 'a', 'h', entry('a')), undefined, 'refused from the cache');
   });
 
   it('forgets one key, or all keys of an app', async () => {

@@ -23,7 +23,7 @@ export interface NotifiedMessage {
   data: Record<string, unknown>;
 }
 
-/** A notification's details, as every provider gets them (the vendor's notificationDetails, NOTES.md §13). */
+/** A notification's details, as every provider gets them (the vendor's notificationDetails, docs/notifications.md). */
 export interface NotificationDetails {
   title: string;
   body: string;

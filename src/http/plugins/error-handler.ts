@@ -1,6 +1,7 @@
 import { validationDetails } from '../../schemas/validator.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, badRequest } from '../../domain/errors.js';
+import { extended } from '../../domain/objects.js';
 
 /** Fastify's own 4xx errors, as catalogue errors. Anything not listed becomes ERR_BAD_REQUEST. */
 function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimit: number): AppError | undefined {
@@ -28,20 +29,26 @@ function validationError(error: FastifyError): AppError {
  * Errors the router raises before any route or hook runs (a malformed URL, a path parameter
  * longer than the router keeps), in the vendor's shape: Fastify's `frameworkErrors` option.
  */
-export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const message =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter of the URL is too long.' : error.code === 'FST_ERR_BAD_URL' ? 'The URL is malformed.' : error.message;
   const refused = badRequest({ url: message.replace(/\.$/, '').toLowerCase() }, message);
-  void reply.status(refused.status).send(errorBody(refused));
+  // The router's refusals skip the hooks, the onSend that sets the id's header among them.
+  void reply.header('x-request-id', request.id).status(refused.status).send(errorBody(refused, request.id));
 }
 
-export function errorBody(error: AppError) {
+/**
+ * An error in the vendor's shape; its `details` (the fields at fault, if any) also carry the
+ * request's id, as its X-Request-Id header and every log line of it do, so a client's report
+ * of an error leads to the server's lines.
+ */
+export function errorBody(error: AppError, requestId: string) {
   return {
     error: {
       code: error.code,
       message: error.message,
       devMessage: error.message,
-      ...(error.details ? { details: error.details } : {}),
+      details: error.details ? extended(error.details, { requestId }) : { requestId },
     },
   };
 }
@@ -64,11 +71,11 @@ export function installErrorHandling(app: FastifyInstance, options: { bodyLimit:
       request.log.error({ err: appError.cause ?? appError }, appError.message);
     }
     if (appError.retryAfter !== undefined) void reply.header('retry-after', String(appError.retryAfter));
-    void reply.status(appError.status).send(errorBody(appError));
+    void reply.status(appError.status).send(errorBody(appError, request.id));
   });
 
   app.setNotFoundHandler((request, reply) => {
     const error = new AppError('ERR_API_NOT_FOUND', { params: { method: request.method, url: request.url.split('?')[0]! } });
-    void reply.status(error.status).send(errorBody(error));
+    void reply.status(error.status).send(errorBody(error, request.id));
   });
 }

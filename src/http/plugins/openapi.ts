@@ -1,7 +1,10 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
-import type { TenancySettings } from './tenancy.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { resolveAppId, type TenancySettings } from './tenancy.js';
+
+/** What the app id variable holds when the page was not loaded from an app's own host. */
+export const APP_ID_PLACEHOLDER = 'your-app-id';
 
 /**
  * The OpenAPI 3 document, generated from the route schemas: served as JSON at /openapi.json and
@@ -14,28 +17,76 @@ export async function installOpenApi(app: FastifyInstance, tenancy: TenancySetti
       info: {
         title: 'Parley API',
         version,
+        // Markdown, which the UI renders: an unescaped <appId> would be taken for an HTML tag and vanish.
         description:
           'Self-hosted chat API, wire-compatible with the CometChat REST API v3. ' +
-          'The app is named by the host (<appId>.api-<region>.<domain>) or by the appId header.',
+          `The app is named by the host (&lt;appId&gt;.api-${tenancy.region}.${tenancy.domain}) or, on any other host, by the appId header. ` +
+          "To try a call here: under Authorize, give one of your app's API keys and its id as appId (the first start prints both; " +
+          '`parley apps list` lists the apps). On a page loaded from your app\'s own host the host names the app and appId may stay empty.',
       },
-      servers: [
-        {
-          url: 'https://{appId}.api-{region}.{domain}',
-          variables: {
-            appId: { default: 'appId', description: 'App ID' },
-            region: { enum: [tenancy.region], default: tenancy.region, description: 'Region of this deployment' },
-            domain: { default: tenancy.domain },
-          },
-        },
-      ],
+      // Replaced per request by serversFor (the page's own scheme and port); this form is the one
+      // app.swagger() gives outside a request.
+      servers: [tenantServer(tenancy, 'https:', APP_ID_PLACEHOLDER)],
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'apikey', description: 'An API key of the app.' },
+          appId: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'appId',
+            description: "The app's id, on a host that does not name the app (localhost, an IP address, a proxy's name).",
+          },
         },
       },
-      security: [{ apiKey: [] }],
+      // The appId header is needed only where the host does not name the app.
+      security: [{ apiKey: [], appId: [] }, { apiKey: [] }],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The UI's "Try it out" sends to the document's first server, so it is built from the request
+  // the page came with: a server on another port (or scheme) than the one the page was loaded
+  // from would refuse the call.
+  const withServers = (doc: Record<string, unknown>, request: FastifyRequest) => Object.assign({}, doc, { servers: serversFor(request, tenancy) });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformSpecification: withServers });
+  app.get('/openapi.json', { schema: { hide: true } }, async (request) => withServers(app.swagger() as unknown as Record<string, unknown>, request));
+}
+
+/** A Host header fit to be written back as an origin: a name or address and a port, nothing else. */
+const PLAIN_HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+
+/**
+ * The servers of the document served to this request, with the scheme and port it came on: the
+ * page's own host first when it does not name an app (a browser sends "Try it out" there without
+ * a cross-origin request, the app id going as the appId header), then the app's own host on this
+ * deployment's region and domain with the app id a variable: the page's app when it was loaded
+ * from an app's host (then the only server), a placeholder to replace otherwise.
+ */
+export function serversFor(request: FastifyRequest, tenancy: TenancySettings): Server[] {
+  const scheme = `${request.protocol ?? 'https'}:`;
+  const port = request.port === null ? '' : `:${request.port}`;
+  let appId: string | undefined;
+  try {
+    appId = resolveAppId(request.hostname, undefined, tenancy);
+  } catch {
+    // Not an app's host (localhost, an IP, a proxy's name): the app id goes as a header.
+  }
+  const appHost = tenantServer(tenancy, scheme, appId ?? APP_ID_PLACEHOLDER, port);
+  if (appId !== undefined || !PLAIN_HOST.test(request.host)) return [appHost];
+  const here = { url: `${scheme}//${request.host}`, description: "This host (give your app's id as appId under Authorize)" };
+  return [here, appHost];
+}
+
+interface Server {
+  url: string;
+  description: string;
+  variables?: Record<string, { default: string; description: string }>;
+}
+
+function tenantServer(tenancy: TenancySettings, scheme: string, appId: string, port = ''): Server {
+  return {
+    url: `${scheme}//{appId}.api-${tenancy.region}.${tenancy.domain}${port}`,
+    description: "Your app's own host (from this page only when the page was loaded from it)",
+    variables: {
+      appId: { default: appId, description: `Your app's id (the first start prints it; \`parley apps list\` lists them)` },
+    },
+  };
 }

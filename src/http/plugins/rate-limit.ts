@@ -1,9 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
+import type { RequestContext } from '../../domain/context.js';
 import { AppError } from '../../domain/errors.js';
 import { ID_MAX_LENGTH, normalizeId } from '../../domain/normalize.js';
 import type { AppClass, UserClass } from '../../domain/rate-limits.js';
-import type { RateLimitHit } from '../../repositories/rate-limit-counters.js';
 import type { RateLimitsService } from '../../services/rate-limits.service.js';
+
+/** A request's count, as the service answers it (the HTTP layer reaches no repository, even for a type). */
+type RateLimitHit = NonNullable<Awaited<ReturnType<RateLimitsService['hit']>>>;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,7 +22,7 @@ declare module 'fastify' {
   }
 }
 
-/** The rate-limit headers of a response: both spellings the vendor's docs use (NOTES.md §2.2). */
+/** The rate-limit headers of a response: both spellings the vendor's docs use (docs/rate-limits.md). */
 export function setRateLimitHeaders(reply: FastifyReply, limit: number, remaining: number, reset: number): void {
   reply.header('x-rate-limit', limit);
   reply.header('x-rate-limit-remaining', remaining);
@@ -58,10 +61,10 @@ function rateLimitHook(limits: RateLimitsService, cls: AppClass, userClass: User
     }
     if (hit === undefined) return done();
     if (hit instanceof Promise) {
-      hit.then((counted) => answer(reply, counted, done), done);
+      hit.then((counted) => answer(limits, reply, counted, done), done);
       return;
     }
-    answer(reply, hit, done);
+    answer(limits, reply, hit, done);
   };
 }
 
@@ -73,9 +76,42 @@ function userOf(request: FastifyRequest, param: string | undefined): string | un
   return param === undefined ? raw : normalizeId(raw);
 }
 
-function answer(reply: FastifyReply, hit: RateLimitHit, done: HookHandlerDoneFunction): void {
+function answer(limits: RateLimitsService, reply: FastifyReply, hit: RateLimitHit, done: HookHandlerDoneFunction): void {
   setRateLimitHeaders(reply, hit.reportedLimit, hit.reportedRemaining, hit.reset);
   if (hit.refusedBy === 0) return done();
+  limits.refused(hit);
   reply.header('x-rate-limit-reset', hit.reset);
   done(new AppError('ERR_TOO_MANY_REQUESTS', { params: { seconds: hit.retryAfter }, retryAfter: hit.retryAfter }));
+}
+
+/** The refusals that count as failed authentications: a wrong or missing key, app or management secret. */
+const FAILED_AUTHENTICATIONS = new Set(['AUTH_ERR_INVALID_APPID', 'AUTH_ERR_EMPTY_APIKEY', 'AUTH_ERR_APIKEY_NOT_FOUND', 'AUTH_ERR_EMPTY_AUTH_HEADER']);
+
+function tooManyFailures(seconds: number): AppError {
+  return new AppError('ERR_TOO_MANY_REQUESTS', {
+    message: `Too many failed authentications from this address or for this app: retry after ${seconds} seconds (Retry-After).`,
+    retryAfter: seconds,
+  });
+}
+
+/**
+ * The limit on failed authentications (docs/rate-limits.md), for the authentication hooks:
+ * `check` before a credential lookup (429 once the client address or the app has used up its
+ * minute's failures, so refused credentials stop costing lookups), `refused` after a refusal
+ * (counts it; the refusal that finds a limit reached answers 429 instead).
+ */
+export class AuthFailureGuard {
+  constructor(private readonly limits: RateLimitsService) {}
+
+  async check(request: FastifyRequest, ctx: RequestContext): Promise<void> {
+    const wait = await this.limits.authFailuresBlocked(ctx, request.ip);
+    if (wait > 0) throw tooManyFailures(wait);
+  }
+
+  /** Throws `error`, after counting it when it is a failed authentication (or a 429 in its place). */
+  async refused(request: FastifyRequest, ctx: RequestContext, error: unknown): Promise<never> {
+    if (!(error instanceof AppError) || !FAILED_AUTHENTICATIONS.has(error.code)) throw error;
+    const wait = await this.limits.authFailed(ctx, request.ip, error.code !== 'AUTH_ERR_INVALID_APPID');
+    throw wait > 0 ? tooManyFailures(wait) : error;
+  }
 }

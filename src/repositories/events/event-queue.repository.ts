@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Executor } from '../../db/transaction.js';
 import type { EventRow } from '../events.repository.js';
+import { logStep } from './log-step.js';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -114,26 +115,7 @@ export class EventQueueRepository {
   async fanOut(safeId: string, perApp: number, tx: Executor = this.db): Promise<{ deliveries: number; more: boolean }> {
     const consumer = this.queue.name;
     const result = await sql<{ deliveries: string; more: boolean }>`
-      with claimed as (
-        select app_id, event_id from event_cursors where consumer = ${consumer} and event_id < ${safeId}::bigint
-        order by app_id for update skip locked
-      ),
-      batch as (
-        select c.app_id, e.id, e.trigger, e.conversation_id, e.message_id, e.created_at
-        from claimed c cross join lateral (
-          select e.id, e.trigger, e.conversation_id, e.message_id, e.created_at from events e
-          where e.app_id = c.app_id and e.id > c.event_id and e.id <= ${safeId}::bigint
-          order by e.id limit ${perApp}) e
-      ),
-      counted as (
-        select c.app_id, count(b.id) as n, max(b.id) as last
-        from claimed c left join batch b on b.app_id = c.app_id group by c.app_id
-      ),
-      moved as (
-        update event_cursors w set event_id = case when n.n >= ${perApp} then n.last else ${safeId}::bigint end
-        from counted n where w.app_id = n.app_id and w.consumer = ${consumer}
-        returning w.app_id
-      ),
+      with ${logStep({ cursors: 'event_cursors', scope: sql`consumer = ${consumer}`, safeId, perApp })},
       made as (
         insert into event_deliveries (app_id, consumer, target, event_id, item, trigger, lane)
         ${this.queue.expand}

@@ -117,7 +117,7 @@ export class HeldMessagesRepository {
 
   /**
    * Puts held messages of one conversation into it, in the caller's transaction (rows locked by
-   * the caller: see lockHeld): the conversation created or locked, then one statement that
+   * the caller: see HoldsService.lock): the conversation created or locked, then one statement that
    * shows them (their data replaced where given), moves the conversation's last message forward
    * to the newest (never back), creates the sides of a 1:1 conversation that had no message
    * shown yet, counts a reply on its parent, and records the events of those that ask for them.

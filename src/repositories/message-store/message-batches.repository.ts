@@ -20,9 +20,9 @@ export interface SendOutcome {
 }
 
 /**
- * Messages written many at a time: a chunk of the data import (insertMany), and concurrent
- * sends coalesced into one statement (send: the application's group commit, as for create-user;
- * see Batcher).
+ * Messages written many at a time: concurrent sends coalesced into one statement (the
+ * application's group commit, as for create-user; see Batcher). A data import's chunks are
+ * MessageImportsRepository.insertMany's.
  */
 export class MessageBatchesRepository {
   /**

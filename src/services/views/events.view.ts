@@ -10,7 +10,7 @@ import { toGroup } from './groups.view.js';
 import { toUser } from './users.view.js';
 
 // The `data` of the events whose payload is recorded with them, in the vendor's webhook shapes
-// (NOTES.md §6.4, docs/events.md). Message events are rendered when delivered instead.
+// (docs/webhooks.md, "What a delivery is"; docs/events.md). Message events are rendered when delivered instead.
 
 /** A reaction added or removed: `data.reaction`. */
 export function reactionEvent(

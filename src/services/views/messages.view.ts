@@ -14,7 +14,7 @@ import { toUser, withBlockFields } from './users.view.js';
 // mapping of the stored row and the users and groups it names).
 
 export type Entity = { entity: Record<string, unknown>; entityType: 'user' | 'group' | 'message' };
-/** An action message's entities (NOTES §8): who acted, on what, and for whom. */
+/** An action message's entities (docs/compatibility.md, "Edits, deletes, action messages and bots"): who acted, on what, and for whom. */
 export type ActionEntities = { by: Entity; on: Entity; for?: Entity };
 
 export interface Message {

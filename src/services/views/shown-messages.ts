@@ -7,7 +7,7 @@ import type { ReactionCount } from '../../repositories/reactions.repository.js';
 import type { UserRow } from '../../repositories/users.repository.js';
 import { entitiesOf, mentionsOf, reactionsShown, toMessage } from './messages.view.js';
 
-// A message's stored text (messages.shown, migration 0017; docs/performance.md): what toMessage
+// A message's stored text (messages.shown, migration 0017; docs/performance-log.md, "Stored message text"): what toMessage
 // renders of the row as it is stored, less what the row does not decide alone. A history page
 // puts those around it (ShownMessage) instead of reading, rendering and serialising every column
 // of every message.

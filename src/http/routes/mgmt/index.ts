@@ -18,7 +18,7 @@ export const MANAGEMENT_ROUTE_MODULES = [managementAppsRoutes, managementSetting
 
 export const managementRoutes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings; vendorHost: boolean }> = async (app, options) => {
   const host = `apimgmt.${options.tenancy.domain}`;
-  installManagementAuth(app, { management: options.services.management, host: options.vendorHost ? host : undefined });
+  installManagementAuth(app, { management: options.services.management, rateLimits: options.services.rateLimits, host: options.vendorHost ? host : undefined });
   const routeOptions: ManagementRouteOptions = {
     services: options.services,
     hidden: !options.vendorHost,

@@ -143,7 +143,7 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox<{ services: Services
       const route = { method: mark.method, url: `${base}/${mark.path}` } as const;
       app.route({
         ...route,
-        // Marking unread has a per-user limit of its own (NOTES.md §2.1).
+        // Marking unread has a per-user limit of its own (unread_per_user, docs/rate-limits.md).
         ...(mark.kind === 'unread' ? { config: { perUserLimit: 'unread_per_user' as const } } : {}),
         schema: {
           operationId: kind === 'user' ? mark.user : mark.group,

@@ -134,7 +134,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       open.add(res);
       keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
       // The events of one advance of the feed in one write: a write per event per stream was
-      // most of a fan-out's CPU (docs/performance.md). A live reader this far behind is cut off.
+      // most of a fan-out's CPU (docs/performance-log.md, "streams written per advance"). A live reader this far behind is cut off.
       const send = (events: RenderedEvent[]) => {
         res.write(events.length === 1 ? frameOf(events[0]!) : events.map(frameOf).join(''));
         if (res.writableLength > MAX_UNSENT_BYTES) res.destroy();

@@ -23,6 +23,7 @@ import { reactionsRoutes } from './reactions.routes.js';
 import { rateLimitsRoutes } from './rate-limits.routes.js';
 import { rbacRoutes } from './rbac.routes.js';
 import { rolesRoutes } from './roles.routes.js';
+import { statsRoutes } from './stats.routes.js';
 import { threadsRoutes } from './threads.routes.js';
 import { usersRoutes } from './users.routes.js';
 
@@ -30,10 +31,10 @@ import { usersRoutes } from './users.routes.js';
  * The general API, `/v3`. Every route module is listed here, so the whole vendor surface can
  * be audited in one place against the specs (docs/compatibility.md lists what is not here).
  */
-export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes, rateLimitsRoutes, eventsRoutes, moderationFlagsRoutes, moderationRulesRoutes, moderationKeywordsRoutes, moderationBlockedRoutes, moderationHookRoutes, notificationsRoutes];
+export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes, rateLimitsRoutes, statsRoutes, eventsRoutes, moderationFlagsRoutes, moderationRulesRoutes, moderationKeywordsRoutes, moderationBlockedRoutes, moderationHookRoutes, notificationsRoutes];
 
 export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings; rateLimited?: boolean }> = async (app, options) => {
-  installAuth(app, { apps: options.services.apps, management: options.services.management, tenancy: options.tenancy });
+  installAuth(app, { apps: options.services.apps, management: options.services.management, rateLimits: options.services.rateLimits, tenancy: options.tenancy });
   if (options.rateLimited !== false) installRateLimits(app, options.services.rateLimits);
   for (const routes of V3_ROUTE_MODULES) await app.register(routes, { services: options.services });
 };

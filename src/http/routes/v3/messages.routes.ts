@@ -15,18 +15,15 @@ import {
   SendMessageResponse,
 } from '../../../schemas/messages.schema.js';
 import { UidParams } from '../../../schemas/users.schema.js';
-import { RenderedPages } from '../../rendered-pages.js';
 
 const tags = ['Messages'];
-/** What this node keeps of the history pages it answered: about 16 MB, some 500 pages of 50 messages. */
-const PAGE_CACHE_BYTES = 16 * 1024 * 1024;
 const headers = Type.Object({ onBehalfOf: Type.Optional(OnBehalfOfHeader) });
 
 /** Messages: send, get, and the three history lists (a conversation's pages kept as answered: see RenderedPages). */
 export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
-  const { messages, history } = services;
-  // A conversation's latest page is read again and again (by each client that opens it).
-  const pages = new RenderedPages(PAGE_CACHE_BYTES, (ctx, check) => history.pageVersion(ctx, check));
+  // A conversation's latest page is read again and again (by each client that opens it): the
+  // node's copies of the pages it answered (services.pageCache, see RenderedPages).
+  const { messages, history, pageCache: pages } = services;
 
   app.post(
     '/messages',

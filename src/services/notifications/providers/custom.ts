@@ -1,6 +1,6 @@
 /**
  * The custom providers (push, SMS, e-mail): an app's own HTTPS endpoint gets the payload the
- * vendor posts to custom providers (NOTES.md §13), one POST per recipient, and delivers it as
+ * vendor posts to custom providers (docs/notifications.md, "Custom push provider"), one POST per recipient, and delivers it as
  * it likes. The three channels differ by the envelope's `trigger`:
  *   push:   `push-notification-payload-generated`,  data `{ to: { uid }, notificationDetails }`
  *   sms:    `sms-notification-payload-generated`,   data `{ to: { uid, phno?, name? }, messages, senderDetails?, groupDetails?, smsContent? }`
@@ -27,7 +27,7 @@ export const CUSTOM_TRIGGERS = {
   email: 'email-notification-payload-generated',
 } as const satisfies Record<CustomChannel, string>;
 
-/** The push payload's details (NOTES.md §13; the vendor's CometChatNotificationDetails): a notification's, with the message and custom data. */
+/** The push payload's details (docs/notifications.md, "Custom push provider"; the vendor's CometChatNotificationDetails): a notification's, with the message and custom data. */
 export type CustomNotificationDetails = Omit<NotificationDetails, 'type'> & {
   type: 'chat' | 'call';
   message?: Record<string, unknown>;
