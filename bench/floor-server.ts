@@ -39,10 +39,7 @@ await pool.query(`create table if not exists floor_sends (
   app_id text not null, id bigint generated always as identity, sender text collate "C" not null, receiver text collate "C" not null,
   data json not null, sent_at timestamptz not null default clock_timestamp(), primary key (app_id, id))`);
 if ((await pool.query('select 1 from floor_pages limit 1')).rowCount === 0) {
-  await pool.query(
-    `insert into floor_pages select 'floor', 'seed-0:seed-1', i, replace($1, '@ID@', i::text) from generate_series(1, ${rows}) as i`,
-    [JSON.stringify(message)],
-  );
+  await pool.query(`insert into floor_pages select 'floor', 'seed-0:seed-1', i, replace($1, '@ID@', i::text) from generate_series(1, ${rows}) as i`, [JSON.stringify(message)]);
   await pool.query('vacuum analyze floor_pages');
 }
 
@@ -98,4 +95,11 @@ const sendMany = coalesced(
 app.post('/coalesced/v3/messages', async (request) => sendMany(sendOf(request)));
 await app.listen({ port: 0, host: '127.0.0.1' });
 announceReady({ port: (app.server.address() as { port: number }).port, pageRows: rows });
-process.on('SIGTERM', () => void app.close().then(() => pool.end()).then(() => process.exit(0)));
+process.on(
+  'SIGTERM',
+  () =>
+    void app
+      .close()
+      .then(() => pool.end())
+      .then(() => process.exit(0)),
+);

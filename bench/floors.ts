@@ -48,9 +48,7 @@ export async function floorScenarios(run: FloorRun): Promise<void> {
       const rates = [await run.rawInsert(connections, ' (before the send floors)')];
       const results: LoadResult[] = [];
       for (const path of ['', '/coalesced']) {
-        results.push(
-          await withServer((base, load) => sendScenarios({ base: `${base}${path}`, headers: {}, users: 4000, chatGroups: 0 }, load, connections, run.durationSeconds).oneToOne()),
-        );
+        results.push(await withServer((base, load) => sendScenarios({ base: `${base}${path}`, headers: {}, users: 4000, chatGroups: 0 }, load, connections, run.durationSeconds).oneToOne()));
         rates.push(await run.rawInsert(connections, path ? ' (after the send floors)' : ' (between the send floors)'));
       }
       const around = (n: number) => Math.round((rates[n]! + rates[n + 1]!) / 2);

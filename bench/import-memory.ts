@@ -53,15 +53,12 @@ function maximalBody(call: number): string {
 function post(port: number, headers: Record<string, string>, body: string): Promise<{ status: number; retryAfter: number }> {
   return new Promise((resolve, reject) => {
     let answered: { status: number; retryAfter: number } | undefined;
-    const request = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/v3/data_import/messages', headers: { ...headers, 'content-type': 'application/json' } },
-      (response) => {
-        answered = { status: response.statusCode ?? 0, retryAfter: Number(response.headers['retry-after'] ?? 1) };
-        response.resume();
-        response.on('end', () => resolve(answered!));
-        response.on('error', () => resolve(answered!));
-      },
-    );
+    const request = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v3/data_import/messages', headers: { ...headers, 'content-type': 'application/json' } }, (response) => {
+      answered = { status: response.statusCode ?? 0, retryAfter: Number(response.headers['retry-after'] ?? 1) };
+      response.resume();
+      response.on('end', () => resolve(answered!));
+      response.on('error', () => resolve(answered!));
+    });
     // A refused call is answered before its body is read, and the rest of the upload is cut:
     // the write then fails, after the answer or before it arrives.
     // The cut upload may fail on the socket after the request let go of it.
@@ -139,8 +136,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const perServer = values['per-server'] === undefined ? undefined : Number(values['per-server']);
   const databases = postgresDatabases(process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
   const result =
-    engine === 'postgres'
-      ? await databases.withPostgresDatabase((databaseUrl) => importMemory({ engine, databaseUrl, calls, perServer }))
-      : await importMemory({ engine, calls, perServer });
+    engine === 'postgres' ? await databases.withPostgresDatabase((databaseUrl) => importMemory({ engine, databaseUrl, calls, perServer })) : await importMemory({ engine, calls, perServer });
   console.log(describe(result));
 }

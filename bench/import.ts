@@ -57,7 +57,7 @@ function message(i: number, total: number) {
   const readAt = i < total / 2 ? sentAt + 60 : undefined;
   const text = `Imported message ${i}: the quick brown fox jumps over the lazy dog`;
   if (c % 5 === 4) {
-    const group = (c / 5) % 200 | 0;
+    const group = ((c / 5) % 200) | 0;
     return { muid: `m${i}`, sender: `seed-${group * 10 + (i % 10)}`, receiverType: 'group', receiver: `chat-${group}`, category: 'message', type: 'text', data: { text }, sentAt, readAt };
   }
   const a = (c * 2) % USERS;
@@ -84,15 +84,12 @@ function* batchesOf(worker: number, workers: number, total: number, batch: numbe
 
 function post(agent: http.Agent, port: number, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const request = http.request(
-      { agent, host: '127.0.0.1', port, method: 'POST', path: '/v3.0/data_import/messages', headers: { ...headers, 'content-type': 'application/json' } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        response.on('error', reject);
-      },
-    );
+    const request = http.request({ agent, host: '127.0.0.1', port, method: 'POST', path: '/v3.0/data_import/messages', headers: { ...headers, 'content-type': 'application/json' } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      response.on('error', reject);
+    });
     request.on('error', reject);
     request.end(body);
   });
@@ -204,9 +201,7 @@ async function copyRate(options: ImportBenchOptions): Promise<{ messagesPerSecon
         const client = clients[worker]!;
         try {
           for (const file of list) {
-            await client.query(
-              `copy copy_baseline (app_id, conversation_id, sender, receiver, receiver_type, category, type, data, muid, sent_at, delivered_at, read_at) from '${file}'`,
-            );
+            await client.query(`copy copy_baseline (app_id, conversation_id, sender, receiver, receiver_type, category, type, data, muid, sent_at, delivered_at, read_at) from '${file}'`);
           }
         } finally {
           client.release();

@@ -191,12 +191,7 @@ async function lightUse(base: string, headers: Record<string, string>): Promise<
   };
   await inTurns(USERS, (i) => call('POST', '/v3/users', { uid: `seed-${i}`, name: `User ${i}` }));
   await inTurns(5, (g) =>
-    call(
-      'POST',
-      '/v3/groups',
-      { guid: `chat-${g}`, name: `Group ${g}`, type: 'public', members: { participants: Array.from({ length: 9 }, (_, k) => `seed-${g * 10 + k + 1}`) } },
-      `seed-${g * 10}`,
-    ),
+    call('POST', '/v3/groups', { guid: `chat-${g}`, name: `Group ${g}`, type: 'public', members: { participants: Array.from({ length: 9 }, (_, k) => `seed-${g * 10 + k + 1}`) } }, `seed-${g * 10}`),
   );
   const text = (i: number) => ({ category: 'message', type: 'text', data: { text: `Message ${i}` } });
   await inTurns(200, (i) => call('POST', '/v3/messages', { receiver: `seed-${(i % 50) * 2 + 1}`, receiverType: 'user', ...text(i) }, `seed-${(i % 50) * 2}`));
@@ -208,12 +203,7 @@ async function lightUse(base: string, headers: Record<string, string>): Promise<
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function memoryBench(options: {
-  idleSeconds: number;
-  durationSeconds: number;
-  connections: number;
-  log?: (line: string) => void;
-}): Promise<MemoryResult> {
+export async function memoryBench(options: { idleSeconds: number; durationSeconds: number; connections: number; log?: (line: string) => void }): Promise<MemoryResult> {
   const log = options.log ?? console.log;
   const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
   const words = pkg.scripts.start.split(/\s+/).filter(Boolean);
@@ -224,14 +214,9 @@ export async function memoryBench(options: {
   const out = path.resolve('.bench/memory/dist');
   fs.mkdirSync(out, { recursive: true });
   fs.copyFileSync('package.json', path.join(out, '..', 'package.json'));
-  const tsc = spawnSync(
-    process.execPath,
-    ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--outDir', out, '--tsBuildInfoFile', path.join(out, '.tsbuildinfo')],
-    { encoding: 'utf8' },
-  );
+  const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--outDir', out, '--tsBuildInfoFile', path.join(out, '.tsbuildinfo')], { encoding: 'utf8' });
   // tsc emits despite type errors; a tree that does not type-check is still measured, with a warning.
-  if (tsc.status !== 0)
-    log(`memory: tsc reported ${(tsc.stdout.match(/error TS/g) ?? []).length} errors (npm run typecheck lists them); measuring what it emitted`);
+  if (tsc.status !== 0) log(`memory: tsc reported ${(tsc.stdout.match(/error TS/g) ?? []).length} errors (npm run typecheck lists them); measuring what it emitted`);
   if (!fs.existsSync(path.join(out, 'cli.js'))) throw new Error('the build emitted no cli.js');
   if (spawnSync(process.execPath, ['scripts/copy-assets.mjs', out], { stdio: 'inherit' }).status !== 0) throw new Error('copying the migrations failed');
   const command = words.map((word) => (word.startsWith('dist/') ? path.join(out, word.slice('dist/'.length)) : word));
@@ -240,8 +225,7 @@ export async function memoryBench(options: {
   const env = { PARLEY_INSECURE_HTTP: '1', PARLEY_LOG_LEVEL: 'info', PARLEY_RATE_LIMITS: 'core=1000000000,standard=1000000000,import=1000000000' };
   const phases: MemoryPhase[] = [];
   const show = (row: MemoryPhase) => {
-    const calls =
-      row.requests === undefined ? '' : `, ${row.requests} requests (${row.failed} failed${row.requestsPerSecond ? `, ${row.requestsPerSecond}/s` : ''})`;
+    const calls = row.requests === undefined ? '' : `, ${row.requests} requests (${row.failed} failed${row.requestsPerSecond ? `, ${row.requestsPerSecond}/s` : ''})`;
     const children = row.childrenPeakMb > 0 ? `, its child processes' peak ${row.childrenPeakMb} MB` : '';
     log(
       `memory: ${row.phase.padEnd(48)} ${String(row.seconds).padStart(5)} s  RSS peak ${String(row.peakMb).padStart(4)} MB, steady ${String(row.steadyMb).padStart(4)} MB, VmHWM ${String(row.hwmMb).padStart(4)} MB${children}${calls}`,

@@ -68,7 +68,14 @@ export async function metricsAB(options: Options): Promise<MetricsAbResult> {
     if ((pair.without.server.info as PairInfo & { metricsPort: number | null }).metricsPort) throw new Error('the server without metrics serves them');
     const scrapes: Array<{ bytes: number; ms: number }> = [];
     let failed: unknown;
-    const timer = setInterval(() => void scrape(metricsPort).then((s) => scrapes.push(s), (error: unknown) => (failed = error)), 5_000);
+    const timer = setInterval(
+      () =>
+        void scrape(metricsPort).then(
+          (s) => scrapes.push(s),
+          (error: unknown) => (failed = error),
+        ),
+      5_000,
+    );
     try {
       const result: MetricsAbResult = {
         connections: options.connections,

@@ -129,7 +129,13 @@ async function slice(options: NotificationsOptions, server: Parley, fcm: FakeFcm
   });
   const { result, answers } = await paced(server, options.rate, 0, options.sliceSeconds);
   const lastAnswer = now();
-  if (notifies) await waitForArrivals(async () => (await delivered(fcm)) - before, async () => result.answered, 5_000, 120_000);
+  if (notifies)
+    await waitForArrivals(
+      async () => (await delivered(fcm)) - before,
+      async () => result.answered,
+      5_000,
+      120_000,
+    );
   const cpuMicrosPerSend = readMeters(meters, result.answered);
   const arm: ArmSlice = { sendsPerSecond: Math.round(result.answered / options.sliceSeconds), p50Ms: result.sendP50Ms, p99Ms: result.sendP99Ms, failed: result.failed, cpuMicrosPerSend };
   check.failedSends += result.failed;
@@ -161,9 +167,21 @@ async function groupMessage(options: NotificationsOptions, server: Parley, fcm: 
     const before = await delivered(fcm);
     const meters = startMeters({ server: server.cpuMeter, ...(options.engine === 'postgres' ? { postgres: postgresCpuMeter } : {}), fakeFcm: fcm.cpuMeter });
     const started = now();
-    const sent = await api(agent, server, 'POST', '/v3/messages', { receiver: GROUP, receiverType: 'group', category: 'message', type: 'text', data: { text: 'Hello everyone 👋' } }, `seed-${options.groupSize}`);
+    const sent = await api(
+      agent,
+      server,
+      'POST',
+      '/v3/messages',
+      { receiver: GROUP, receiverType: 'group', category: 'message', type: 'text', data: { text: 'Hello everyone 👋' } },
+      `seed-${options.groupSize}`,
+    );
     if (sent.status !== 200) throw new Error(`group send answered ${sent.status}: ${JSON.stringify(sent.body)}`);
-    await waitForArrivals(async () => (await delivered(fcm)) - before, async () => options.groupSize, 10_000, 600_000);
+    await waitForArrivals(
+      async () => (await delivered(fcm)) - before,
+      async () => options.groupSize,
+      10_000,
+      600_000,
+    );
     const report = await call<FcmReport>(fcm.info.port, '/_report', { sent: { [String(sent.body.data.id)]: sent.at } });
     return {
       members: options.groupSize,
@@ -196,7 +214,12 @@ export async function notificationsBench(options: NotificationsOptions): Promise
       await addFcmProvider(on, fcm);
       // The "on" server delivers (its first send also gets an access token from the fake); the "off" one answers.
       const probed = await probe(on);
-      await waitForArrivals(async () => (await call<FcmReport>(fcm.info.port, '/_report', { sent: { [probed.id]: probed.at } })).arrived, async () => 1, 30_000, 30_000);
+      await waitForArrivals(
+        async () => (await call<FcmReport>(fcm.info.port, '/_report', { sent: { [probed.id]: probed.at } })).arrived,
+        async () => 1,
+        30_000,
+        30_000,
+      );
       const probeReport = await call<FcmReport>(fcm.info.port, '/_report', { sent: { [probed.id]: probed.at } });
       if (probeReport.arrived !== 1) throw new Error(`the probe's notification never reached the fake FCM (its problems: ${JSON.stringify(await call(fcm.info.port, '/_problems'))})`);
       await probe(off);
@@ -227,14 +250,18 @@ export async function notificationsBench(options: NotificationsOptions): Promise
         group.push(g);
         check.missing += Math.max(0, g.members - g.deliveries);
         check.duplicates += Math.max(0, g.deliveries - g.members);
-        const cpu = Object.entries(g.cpuMicrosPerDelivery).map(([name, value]) => `${name} ${value} µs`).join(', ');
+        const cpu = Object.entries(g.cpuMicrosPerDelivery)
+          .map(([name, value]) => `${name} ${value} µs`)
+          .join(', ');
         options.log(
           `notifications group message ${n + 1}: ${g.deliveries} of ${g.members} delivered; answered in ${g.sendMs} ms, first delivery ${g.firstDeliveryMs} ms and last ${g.lastDeliveryMs} ms after the answer (${g.perSecond} deliveries/s); CPU per delivery: ${cpu}`,
         );
       }
       check.problems = await call<string[]>(fcm.info.port, '/_problems');
       const meters = Object.keys(slices[0]?.on.cpuMicrosPerSend ?? {}).filter((name) => name !== 'fakeFcm');
-      const cpuMicrosPerSend = Object.fromEntries(meters.map((name) => [name, [medianOf(slices, (s) => s.on.cpuMicrosPerSend[name]!), medianOf(slices, (s) => s.off.cpuMicrosPerSend[name]!)] as [number, number]]));
+      const cpuMicrosPerSend = Object.fromEntries(
+        meters.map((name) => [name, [medianOf(slices, (s) => s.on.cpuMicrosPerSend[name]!), medianOf(slices, (s) => s.off.cpuMicrosPerSend[name]!)] as [number, number]]),
+      );
       return {
         engine: options.engine,
         rate: options.rate,

@@ -118,7 +118,10 @@ if (process.env.BENCH_WEBHOOK_URL) {
 // first two rules also have a pattern condition (phone numbers, e-mail addresses). All block,
 // and none matches the text the send load sends.
 const moderation = Object.fromEntries(
-  (process.env.BENCH_MODERATION ?? '').split(',').filter(Boolean).map((part) => [part.split('=')[0]!, Number(part.split('=')[1])]),
+  (process.env.BENCH_MODERATION ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((part) => [part.split('=')[0]!, Number(part.split('=')[1])]),
 ) as { rules?: number; keywords?: number };
 if (moderation.rules) {
   const ctx = { appId: app.appId, requestId: 'bench', log: silentLogger };
@@ -137,7 +140,19 @@ if (moderation.rules) {
   }
 }
 
-announceReady({ port: server.port, metricsPort: server.metricsPort ?? null, appId: app.appId, apiKey: app.apiKey, engine: server.database.engine, users: seeded, addGroups, chatGroups, histories, historyPairs, moderation });
+announceReady({
+  port: server.port,
+  metricsPort: server.metricsPort ?? null,
+  appId: app.appId,
+  apiKey: app.apiKey,
+  engine: server.database.engine,
+  users: seeded,
+  addGroups,
+  chatGroups,
+  histories,
+  historyPairs,
+  moderation,
+});
 process.on('SIGTERM', () => {
   void server.close().then(() => {
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -159,9 +174,15 @@ function benchKeywords(count: number): string[] {
     return (u ^ (u >>> 14)) >>> 0;
   };
   const pick = <T>(items: readonly T[]): T => items[next() % items.length]!;
-  const sent = new Set(foldText('Hello there 👋').split(/[^\p{L}\p{N}]+/u).filter(Boolean));
-  const vocabulary = ('call send talk walk meet move play work read write party dinner lunch coffee train ticket music movie garden ' +
-    'weekend holiday summer winter market street house friend family morning evening picture window kitchen station').split(' ');
+  const sent = new Set(
+    foldText('Hello there 👋')
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter(Boolean),
+  );
+  const vocabulary = (
+    'call send talk walk meet move play work read write party dinner lunch coffee train ticket music movie garden ' +
+    'weekend holiday summer winter market street house friend family morning evening picture window kitchen station'
+  ).split(' ');
   const prefixes = ['', '', 'un', 're', 'over', 'pre', 'mis', 'out'];
   const suffixes = ['s', 'ed', 'ing', 'er', 'ers', 'ly', 'ness', 'less', 'ful', 'ish', 'able'];
   const found = new Set<string>();

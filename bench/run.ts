@@ -115,11 +115,7 @@ function report(row: ScenarioReport) {
 }
 
 /** Raw single-row INSERT rate over the pg driver, measured in its own process. */
-function rawInsertRate(
-  url: string,
-  connections: number,
-  seconds = duration,
-): Promise<{ insertsPerSecond: number; p50Ms: number; p99Ms: number; postgresCpuMicros: number; clientCpuMicros: number }> {
+function rawInsertRate(url: string, connections: number, seconds = duration): Promise<{ insertsPerSecond: number; p50Ms: number; p99Ms: number; postgresCpuMicros: number; clientCpuMicros: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('bench/raw-insert.ts')], {
       env: { ...process.env, DATABASE_URL: url, BENCH_CONNECTIONS: String(connections), BENCH_DURATION: String(seconds) },
@@ -142,7 +138,9 @@ let baselineServer: ServerHandle<{ port: number }> | undefined;
 async function fastifyPageRate(connections: number, when: string): Promise<number> {
   const server = baselineServer!;
   const page = await runLoad({ url: `http://127.0.0.1:${server.info.port}/v3/users/seed-1/messages?limit=50`, connections, durationSeconds: duration, cpu: { server: server.cpuMeter } });
-  console.log(`baseline: no-database Fastify, 50-message page${when}, ${connections} connections: ${page.requestsPerSecond} req/s (p99 ${page.p99Ms} ms, server CPU ${page.cpuMicrosPerRequest!.server} µs/req)`);
+  console.log(
+    `baseline: no-database Fastify, 50-message page${when}, ${connections} connections: ${page.requestsPerSecond} req/s (p99 ${page.p99Ms} ms, server CPU ${page.cpuMicrosPerRequest!.server} µs/req)`,
+  );
   return page.requestsPerSecond;
 }
 if (LOAD_SCENARIOS.some(wanted)) {
@@ -277,9 +275,7 @@ async function parleyScenarios(engine: 'pglite' | 'postgres', databaseUrl?: stri
         // INSERT runs right before and right after it.
         const rawAround = databaseUrl ? [await rawInsert(connections, ' (before send 1:1)')] : [];
         const baselineOf = (before: number | undefined, after: number | undefined) =>
-          before !== undefined && after !== undefined
-            ? { baseline: 'raw INSERT', baselineRate: Math.round((before + after) / 2) }
-            : { baseline: 'Fastify', baselineRate: readBaseline };
+          before !== undefined && after !== undefined ? { baseline: 'raw INSERT', baselineRate: Math.round((before + after) / 2) } : { baseline: 'Fastify', baselineRate: readBaseline };
         const sends = sendScenarios({ base, headers, users, chatGroups: server.info.chatGroups }, load, connections, duration);
         const oneToOne = await sends.oneToOne();
         if (databaseUrl) rawAround.push(await rawInsert(connections, ' (between the sends)'));

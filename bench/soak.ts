@@ -50,10 +50,22 @@ export async function soak(options: { engine: 'postgres' | 'pglite'; databaseUrl
       case 0:
       case 1:
       case 2:
-        return { ...request, method: 'POST', path: '/v3/messages', headers: { ...request.headers, onbehalfof: `seed-${pair * 2}` }, body: `{"receiver":"seed-${pair * 2 + 1}","receiverType":"user",${text}` };
+        return {
+          ...request,
+          method: 'POST',
+          path: '/v3/messages',
+          headers: { ...request.headers, onbehalfof: `seed-${pair * 2}` },
+          body: `{"receiver":"seed-${pair * 2 + 1}","receiverType":"user",${text}`,
+        };
       case 3: {
         const group = n % groups;
-        return { ...request, method: 'POST', path: '/v3/messages', headers: { ...request.headers, onbehalfof: `seed-${group * 10 + (n % 10)}` }, body: `{"receiver":"chat-${group}","receiverType":"group",${text}` };
+        return {
+          ...request,
+          method: 'POST',
+          path: '/v3/messages',
+          headers: { ...request.headers, onbehalfof: `seed-${group * 10 + (n % 10)}` },
+          body: `{"receiver":"chat-${group}","receiverType":"group",${text}`,
+        };
       }
       case 4:
       case 5:
@@ -90,7 +102,9 @@ export async function soak(options: { engine: 'postgres' | 'pglite'; databaseUrl
       const result = await autocannon({ url: base, connections: 32, duration: 60, overallRate: options.rate, headers, requests: [{ setupRequest: mixed }] });
       const row = { minute, rssMb: server.rssMb(), requests: result.requests.total, non2xx: result.non2xx, errors: result.errors + result.timeouts, imported: imported - before };
       minutes.push(row);
-      log(`soak ${options.engine} minute ${String(minute).padStart(2)}: RSS ${row.rssMb} MB, ${row.requests} requests (${row.non2xx} non-2xx, ${row.errors} errors), ${row.imported} messages imported`);
+      log(
+        `soak ${options.engine} minute ${String(minute).padStart(2)}: RSS ${row.rssMb} MB, ${row.requests} requests (${row.non2xx} non-2xx, ${row.errors} errors), ${row.imported} messages imported`,
+      );
     }
   } finally {
     importing = false;

@@ -221,9 +221,7 @@ async function streamReaders(control: http.Server): Promise<void> {
         }
       }
       const completeStreams = sentSeen.filter((n) => n === entries.length).length;
-      return res.end(
-        JSON.stringify(summarise(latencies, { received, arrived, firstAt, lastAt, afterMark, completeStreams, closedStreams: closed, outOfOrder })),
-      );
+      return res.end(JSON.stringify(summarise(latencies, { received, arrived, firstAt, lastAt, afterMark, completeStreams, closedStreams: closed, outOfOrder })));
     }
     res.statusCode = 404;
     res.end();

@@ -144,7 +144,6 @@ interface Options {
   log: (line: string) => void;
 }
 
-
 function startParley(url: string, webhookUrl?: string, env: NodeJS.ProcessEnv = {}): Promise<Parley> {
   return startServerProcess('parley-server.ts', {
     ...env,
@@ -220,15 +219,22 @@ async function throughput(options: Options, receiver: ServerHandle<{ port: numbe
       for (let waited = 0; (await backlog(db)).notFannedOut > 0 && waited < 30_000; waited += 100) await sleep(100);
       const { pending } = await backlog(db);
       const lost = Number(
-        (await db.query<{ n: string }>(`select count(*) as n from events e where e.trigger = 'message_sent'
-           and not exists (select 1 from webhook_deliveries d where d.app_id = e.app_id and d.event_id = e.id)`)).rows[0]!.n,
+        (
+          await db.query<{ n: string }>(`select count(*) as n from events e where e.trigger = 'message_sent'
+           and not exists (select 1 from webhook_deliveries d where d.app_id = e.app_id and d.event_id = e.id)`)
+        ).rows[0]!.n,
       );
       if (analyse) await analyseWebhookTables(db);
       const before = await uniqueAt(receiver);
       const meters = [server.cpuMeter(), postgresCpuMeter(), receiver.cpuMeter()];
       const mark = now();
       await call(receiver.info.port, '/_release');
-      await waitForArrivals(() => uniqueAt(receiver), async () => sent - lost, 10_000, 120_000);
+      await waitForArrivals(
+        () => uniqueAt(receiver),
+        async () => sent - lost,
+        10_000,
+        120_000,
+      );
       const [serverCpu, postgresCpu, receiverCpu] = meters.map((read) => read());
       const report = await call<Required<ReceiverReport>>(receiver.info.port, '/_report', { sent: {}, mark });
       const delivered = await uniqueAt(receiver);
@@ -267,7 +273,12 @@ async function latencyAtRate(options: Options, receiver: ServerHandle<{ port: nu
       if (analyse) await analyseWebhookTables(db);
       const { result, answers } = await paced(server, LATENCY_RATE, 0, LATENCY_SECONDS);
       const all = warm.result.answered + result.answered;
-      await waitForArrivals(() => uniqueAt(receiver), async () => all, 10_000, 30_000);
+      await waitForArrivals(
+        () => uniqueAt(receiver),
+        async () => all,
+        10_000,
+        30_000,
+      );
       const report = await call<ReceiverReport>(receiver.info.port, '/_report', { sent: answers });
       return { ...result, arrived: report.arrived, p50Ms: report.p50Ms, p99Ms: report.p99Ms, maxMs: report.maxMs, meanBySecondMs: report.meanBySecondMs ?? [] };
     } finally {
@@ -293,13 +304,23 @@ async function sseFanOut(options: Options): Promise<SseResult> {
       // Warm-up: a second of sends, until every stream has had them (so every stream is live).
       const warm = await paced(server, STREAM_RATE, 0, 1);
       const warmEvents = warm.result.answered;
-      await waitForArrivals(async () => (await counts()).fewestPerStream, async () => warmEvents, 5_000, 30_000);
+      await waitForArrivals(
+        async () => (await counts()).fewestPerStream,
+        async () => warmEvents,
+        5_000,
+        30_000,
+      );
       const rssOpen = server.rssMb();
       const meters = [server.cpuMeter(), postgresCpuMeter(), readers.cpuMeter()];
       const started = now();
       const { result, answers } = await paced(server, STREAM_RATE, 0, STREAM_SECONDS);
       const expected = (warmEvents + result.answered) * STREAMS;
-      await waitForArrivals(async () => (await counts()).received, async () => expected, 5_000, 60_000);
+      await waitForArrivals(
+        async () => (await counts()).received,
+        async () => expected,
+        5_000,
+        60_000,
+      );
       const [serverCpu, postgresCpu, readersCpu] = meters.map((read) => read());
       const elapsed = (now() - started) / 1000;
       const report = await call<ReceiverReport>(readers.info.port, '/_report', { sent: answers });

@@ -40,24 +40,35 @@ try {
   const fuzz = await setupFuzz(t);
   console.log(`fuzz: seed ${seed}, ${requests} requests from #${number('from')}, ${fuzz.operations.length} operations, ${engine}, concurrency ${concurrency}`);
   const summary = await runFuzz(fuzz, {
-    seed, requests, concurrency, from: number('from'), reseedEvery: Math.max(1, number('reseed-every')), keepFailures: 50,
+    seed,
+    requests,
+    concurrency,
+    from: number('from'),
+    reseedEvery: Math.max(1, number('reseed-every')),
+    keepFailures: 50,
     onProgress: (done, s) => console.log(`  ${done} requests, ${s.fivexx} 5xx, ${s.crossApp} cross-app, ${s.shape} out of shape`),
   });
-  const sorted = (table: Record<string, number>) => Object.entries(table).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${v}`).join(', ');
+  const sorted = (table: Record<string, number>) =>
+    Object.entries(table)
+      .sort((x, y) => y[1] - x[1])
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
   for (const failure of summary.failures) console.log(`\nFAIL ${failure.kind}: ${failure.message}\n  replay: ${failure.replay}`);
-  console.log([
-    '',
-    `seed            ${seed} (${engine}, concurrency ${concurrency})`,
-    `requests        ${summary.requests}`,
-    `statuses        ${sorted(summary.statuses)}`,
-    `5xx             ${summary.fivexx}`,
-    `cross-app reads ${summary.crossApp}`,
-    `out of shape    ${summary.shape}`,
-    `list totals     ${summary.counts} other than their items (a page and its total read apart while others write; not a failure)`,
-    `error codes     ${Object.keys(summary.errorCodes).length}: ${sorted(summary.errorCodes)}`,
-    `families        ${sorted(summary.families)}`,
-    `duration        ${(summary.durationMs / 1000).toFixed(1)} s (${Math.round(summary.requests / (summary.durationMs / 1000))} requests/s)`,
-  ].join('\n'));
+  console.log(
+    [
+      '',
+      `seed            ${seed} (${engine}, concurrency ${concurrency})`,
+      `requests        ${summary.requests}`,
+      `statuses        ${sorted(summary.statuses)}`,
+      `5xx             ${summary.fivexx}`,
+      `cross-app reads ${summary.crossApp}`,
+      `out of shape    ${summary.shape}`,
+      `list totals     ${summary.counts} other than their items (a page and its total read apart while others write; not a failure)`,
+      `error codes     ${Object.keys(summary.errorCodes).length}: ${sorted(summary.errorCodes)}`,
+      `families        ${sorted(summary.families)}`,
+      `duration        ${(summary.durationMs / 1000).toFixed(1)} s (${Math.round(summary.requests / (summary.durationMs / 1000))} requests/s)`,
+    ].join('\n'),
+  );
   exitCode = summary.fivexx + summary.crossApp + summary.shape === 0 ? 0 : 1;
 } finally {
   await t.close();

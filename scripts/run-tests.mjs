@@ -51,9 +51,8 @@ fs.copyFileSync('package.json', path.join(BUILD, 'package.json'));
 const engine = process.env.PARLEY_TEST_DB || 'pglite';
 const concurrency = process.env.PARLEY_TEST_CONCURRENCY || String(Math.max(2, os.availableParallelism()));
 console.log(`Running ${sources.length} test files on ${engine} (concurrency ${concurrency})`);
-const child = spawn(
-  process.execPath,
-  ['--enable-source-maps', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...sources.map(compiled)],
-  { stdio: 'inherit', env: { ...process.env, PARLEY_TEST_DB: engine } },
-);
+const child = spawn(process.execPath, ['--enable-source-maps', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...sources.map(compiled)], {
+  stdio: 'inherit',
+  env: { ...process.env, PARLEY_TEST_DB: engine },
+});
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

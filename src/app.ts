@@ -1,6 +1,14 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_EVENT_STREAMS, DEFAULT_IMPORT_BODY_LIMIT, DEFAULT_IMPORT_CONCURRENCY, DEFAULT_IMPORT_UPLOAD_RATE, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
+import {
+  DEFAULT_CONNECTION_TIMEOUT_MS,
+  DEFAULT_EVENT_STREAMS,
+  DEFAULT_IMPORT_BODY_LIMIT,
+  DEFAULT_IMPORT_CONCURRENCY,
+  DEFAULT_IMPORT_UPLOAD_RATE,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type Config,
+} from './config.js';
 import { createServices, type Services } from './container.js';
 import { openRateLimitCounters } from './container-shared.js';
 import type { NotificationEndpoints } from './container-notifications.js';
@@ -26,7 +34,23 @@ import { PARLEY_VERSION } from './version.js';
 
 export interface BuildAppOptions {
   config: Pick<Config, 'region' | 'domain' | 'bodyLimit'> &
-    Partial<Pick<Config, 'webhookAllowPrivate' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'importUploadRate' | 'authFailureLimits' | 'requestTimeoutMs' | 'connectionTimeoutMs' | 'eventRetentionMs' | 'eventStreams' | 'webhookTimeoutMs' | 'webhookRetry'>> &
+    Partial<
+      Pick<
+        Config,
+        | 'webhookAllowPrivate'
+        | 'importMaxRecords'
+        | 'importBodyLimit'
+        | 'importConcurrency'
+        | 'importUploadRate'
+        | 'authFailureLimits'
+        | 'requestTimeoutMs'
+        | 'connectionTimeoutMs'
+        | 'eventRetentionMs'
+        | 'eventStreams'
+        | 'webhookTimeoutMs'
+        | 'webhookRetry'
+      >
+    > &
     RateLimitConfig;
   database: Database;
   /** The clock of the rate-limit windows, in ms (tests); Date.now by default. */
@@ -90,9 +114,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   };
   // The https and http overloads of Fastify() return differently typed instances; the routes
   // don't care which server carries them.
-  const app = Fastify(
-    (options.https ? { ...fastifyOptions, https: options.https } : fastifyOptions) as FastifyServerOptions,
-  ) as unknown as FastifyInstance;
+  const app = Fastify((options.https ? { ...fastifyOptions, https: options.https } : fastifyOptions) as FastifyServerOptions) as unknown as FastifyInstance;
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   const counters = await openRateLimitCounters({ redisUrl: options.config.redisUrl, keyPrefix: options.config.redisKeyPrefix, log: app.log });
   app.addHook('onClose', () => counters.close());
@@ -165,7 +187,10 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   const importBodyLimit = options.config.importBodyLimit ?? DEFAULT_IMPORT_BODY_LIMIT;
   // One bound on the import calls in flight for both prefixes.
   const importCalls = new ImportCallLimiter(options.config.importConcurrency ?? DEFAULT_IMPORT_CONCURRENCY, options.config.importUploadRate ?? DEFAULT_IMPORT_UPLOAD_RATE);
-  for (const [prefix, hidden] of [['/v3/data_import', false], ['/v3.0/data_import', true]] as const) {
+  for (const [prefix, hidden] of [
+    ['/v3/data_import', false],
+    ['/v3.0/data_import', true],
+  ] as const) {
     await typed.register(dataImportRoutes, { prefix, services, tenancy, bodyLimit: importBodyLimit, hidden, importCalls, rateLimited });
   }
   await app.ready();

@@ -69,9 +69,7 @@ async function backup(dataDir: string, file: string): Promise<BackupSummary> {
     const owner = error instanceof DataDirLockedError ? DataDirLock.runningOwner(dataDir) : undefined;
     if (owner === undefined) throw error;
     // A server holds it, but does not answer on its socket: still starting, or too long a path.
-    throw new BackupError(
-      `The data dir ${dataDir} is in use by a running Parley process (pid ${owner}) that does not answer on its control socket: wait until it listens, or stop it, and try again.`,
-    );
+    throw new BackupError(`The data dir ${dataDir} is in use by a running Parley process (pid ${owner}) that does not answer on its control socket: wait until it listens, or stop it, and try again.`);
   }
   try {
     return await writeBackup(database, dataDir, file);

@@ -38,18 +38,17 @@ export async function eventsCommand(
   const appId = flags.app.toLowerCase();
   if (!(await services.apps.list()).some((app) => app.appId === appId)) throw io.usage(`No app with id ${appId}.`);
   const ctx = io.context(appId);
-  const triggers = flags.triggers?.split(',').map((name) => name.trim()).filter(Boolean);
+  const triggers = flags.triggers
+    ?.split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   const unknown = triggers?.find((name) => !isTrigger(name));
   if (unknown !== undefined) throw io.usage(`--triggers names an unknown trigger: ${unknown}`);
   if (flags.after !== undefined && !new RegExp(EVENT_ID_PATTERN).test(flags.after)) throw io.usage('--after must be an event id.');
   const send = (events: RenderedEvent[]) => {
     for (const event of events) output(JSON.stringify({ id: event.id, ...event.payload }));
   };
-  const remove = await services.eventFeed.subscribe(
-    { appId: ctx.appId, ...(triggers?.length ? { triggers: new Set(triggers) } : {}), send },
-    flags.after,
-    ctx.log,
-  );
+  const remove = await services.eventFeed.subscribe({ appId: ctx.appId, ...(triggers?.length ? { triggers: new Set(triggers) } : {}), send }, flags.after, ctx.log);
   try {
     await until;
   } finally {

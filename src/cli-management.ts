@@ -81,22 +81,11 @@ export async function adminKeysCommand(services: Services, io: CommandIo, sub: s
 
 /** The lines that show a new credential (its secret is not shown again). */
 export function managementKeyLines(created: CreatedManagementKey): string[] {
-  return [
-    'A management credential (the management API\'s key and secret headers). Keep the secret: it is not shown again.',
-    `  Key       ${created.key}`,
-    `  Secret    ${created.secret}`,
-  ];
+  return ["A management credential (the management API's key and secret headers). Keep the secret: it is not shown again.", `  Key       ${created.key}`, `  Secret    ${created.secret}`];
 }
 
 /** `parley webhooks create|list|delete|deliveries|redeliver|rotate-secret --app APPID`. */
-export async function webhooksCommand(
-  services: Services,
-  io: CommandIo,
-  sub: string | undefined,
-  flags: ManagementFlags,
-  id: string | undefined,
-  deliveryId?: string,
-): Promise<number> {
+export async function webhooksCommand(services: Services, io: CommandIo, sub: string | undefined, flags: ManagementFlags, id: string | undefined, deliveryId?: string): Promise<number> {
   if (!flags.app) throw io.usage('--app is required.');
   const ctx = io.context(flags.app.toLowerCase());
   if (sub === 'create') {
@@ -105,7 +94,10 @@ export async function webhooksCommand(
     const auth = flags['basic-auth'];
     const colon = auth?.indexOf(':') ?? -1;
     if (auth !== undefined && colon < 1) throw io.usage('--basic-auth must be USER:PASSWORD.');
-    const triggers = (flags.triggers ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+    const triggers = (flags.triggers ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
     const created = await services.webhooks.create(
       ctx,
       {
@@ -186,14 +178,7 @@ function deliveryLine(delivery: Delivery): string {
 }
 
 /** `parley webhooks redeliver --app APPID ID DELIVERY_ID`, or `--since UNIX_SECONDS` for every failed one since then. */
-async function redeliverCommand(
-  services: Services,
-  io: CommandIo,
-  ctx: RequestContext,
-  flags: ManagementFlags,
-  id: string | undefined,
-  deliveryId: string | undefined,
-): Promise<number> {
+async function redeliverCommand(services: Services, io: CommandIo, ctx: RequestContext, flags: ManagementFlags, id: string | undefined, deliveryId: string | undefined): Promise<number> {
   const usage = 'parley webhooks redeliver --app APPID ID DELIVERY_ID, or --app APPID ID --since UNIX_SECONDS';
   if (!id) throw io.usage(`webhooks redeliver needs the webhook id: ${usage}`);
   if ((deliveryId === undefined) === (flags.since === undefined)) throw io.usage(`webhooks redeliver needs a delivery id or --since (not both): ${usage}`);

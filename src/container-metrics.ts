@@ -73,20 +73,36 @@ export function observeParts(metrics: Metrics, parts: ObservedParts): void {
     return (await lag.lowestCursors()).map(({ consumer, eventId }) => ({ labels: { consumer }, value: Math.max(0, Number(safe - BigInt(eventId))) }));
   });
   const consumers = () => Object.entries(parts.eventDispatcher.stats().consumers);
-  collectedGauge(registry, 'parley_event_lanes_in_flight', 'Delivery lanes being sent by this process.', () => consumers().map(([consumer, counts]) => ({ labels: { consumer }, value: counts.lanesInFlight })));
-  collectedCounter(registry, 'parley_event_deliveries_total', 'Deliveries settled by this process, by consumer and outcome: delivered, retried (to be tried again), failed, dropped (its event gone).', () =>
-    consumers().flatMap(([consumer, counts]) =>
-      (['delivered', 'retried', 'failed', 'dropped'] as const).map((outcome) => ({ labels: { consumer, outcome }, value: counts[outcome] })),
-    ),
+  collectedGauge(registry, 'parley_event_lanes_in_flight', 'Delivery lanes being sent by this process.', () =>
+    consumers().map(([consumer, counts]) => ({ labels: { consumer }, value: counts.lanesInFlight })),
   );
-  collectedCounter(registry, 'parley_event_fanned_out_total', 'Deliveries the fan-out of this process made from events.', () => consumers().map(([consumer, counts]) => ({ labels: { consumer }, value: counts.fannedOut })));
+  collectedCounter(
+    registry,
+    'parley_event_deliveries_total',
+    'Deliveries settled by this process, by consumer and outcome: delivered, retried (to be tried again), failed, dropped (its event gone).',
+    () => consumers().flatMap(([consumer, counts]) => (['delivered', 'retried', 'failed', 'dropped'] as const).map((outcome) => ({ labels: { consumer, outcome }, value: counts[outcome] }))),
+  );
+  collectedCounter(registry, 'parley_event_fanned_out_total', 'Deliveries the fan-out of this process made from events.', () =>
+    consumers().map(([consumer, counts]) => ({ labels: { consumer }, value: counts.fannedOut })),
+  );
 
   collectedCounter(registry, 'parley_rate_limit_refusals_total', 'Requests refused by a rate limit (429), by class.', () =>
-    summed(parts.rateLimits.refusals(), perApp, (refusal) => ({ class: refusal.cls }), (refusal) => refusal.count, (refusal) => refusal.appId),
+    summed(
+      parts.rateLimits.refusals(),
+      perApp,
+      (refusal) => ({ class: refusal.cls }),
+      (refusal) => refusal.count,
+      (refusal) => refusal.appId,
+    ),
   );
   collectedCounter(registry, 'parley_import_records_total', 'Data import records answered, by kind and result (stored, failed).', () =>
     summed(
-      parts.imports.flatMap((counts) => counts.stats().flatMap((row) => [{ row, result: 'stored', count: row.stored }, { row, result: 'failed', count: row.failed }])),
+      parts.imports.flatMap((counts) =>
+        counts.stats().flatMap((row) => [
+          { row, result: 'stored', count: row.stored },
+          { row, result: 'failed', count: row.failed },
+        ]),
+      ),
       perApp,
       (entry) => ({ kind: entry.row.kind, result: entry.result }),
       (entry) => entry.count,
@@ -112,15 +128,15 @@ export function observeParts(metrics: Metrics, parts: ObservedParts): void {
  * Samples of `rows` by their labels, summed over apps unless the deployment asked for per-app
  * series (an `app` label then).
  */
-function summed<T>(rows: T[], perApp: boolean, labelsOf: (row: T) => Record<string, string>, valueOf: (row: T) => number, appOf: (row: T) => string): Sample[] {
+function summed<T>(rows: T[], perApp: boolean, labelsOf: (row: T) => Record<string, string>, amountOf: (row: T) => number, appOf: (row: T) => string): Sample[] {
   const samples = new Map<string, Sample>();
   for (const row of rows) {
     const labels = labelsOf(row);
     if (perApp) labels.app = appOf(row);
     const key = JSON.stringify(labels);
     const sample = samples.get(key);
-    if (sample) sample.value += valueOf(row);
-    else samples.set(key, { labels, value: valueOf(row) });
+    if (sample) sample.value += amountOf(row);
+    else samples.set(key, { labels, value: amountOf(row) });
   }
   return [...samples.values()];
 }

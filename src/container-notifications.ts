@@ -156,7 +156,11 @@ export function createNotifications(
     // round's lanes side by side) are one statement.
     claimSend: coalesced((items: Array<{ appId: string; eventId: string; key: string }>) => consumerSends.claimMany(items), { maxBatch: 500, maxInFlight: 2 }),
     log: consumerLog,
-    fcm: new FcmClient({ timeoutMs: PROVIDER_TIMEOUT_MS, ...(endpoints.fcmUrl ? { baseUrl: endpoints.fcmUrl } : {}), ...(endpoints.fcmTokenOrigins ? { trustedTokenOrigins: endpoints.fcmTokenOrigins } : {}) }),
+    fcm: new FcmClient({
+      timeoutMs: PROVIDER_TIMEOUT_MS,
+      ...(endpoints.fcmUrl ? { baseUrl: endpoints.fcmUrl } : {}),
+      ...(endpoints.fcmTokenOrigins ? { trustedTokenOrigins: endpoints.fcmTokenOrigins } : {}),
+    }),
     apns: new ApnsClient({
       timeoutMs: PROVIDER_TIMEOUT_MS,
       ...(endpoints.apnsUrl ? { productionUrl: endpoints.apnsUrl, sandboxUrl: endpoints.apnsUrl } : {}),

@@ -36,10 +36,7 @@ export async function openRateLimitCounters(options: { redisUrl?: string; keyPre
  * so that a service's dependencies say which of its calls are coalesced; inside a transaction a
  * service calls the repository itself.
  */
-export function createCoalescing(
-  repositories: { users: UsersRepository; messagePages: MessagePagesRepository; messageBatches: MessageBatchesRepository },
-  engine: Engine,
-) {
+export function createCoalescing(repositories: { users: UsersRepository; messagePages: MessagePagesRepository; messageBatches: MessageBatchesRepository }, engine: Engine) {
   return {
     // A batch waits only for the batch ahead of it: a few in flight keep that wait short.
     activeUser: coalesced((items: Array<{ appId: string; uid: string }>) => repositories.users.getActiveMany(items), { maxBatch: 1000, maxInFlight: 4 }),

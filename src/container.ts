@@ -79,7 +79,6 @@ import type { Metrics } from './metrics/registry.js';
 import { createStats } from './container-stats.js';
 import { SecretBox } from './domain/secret-box.js';
 
-
 /** Composes database → repositories → services. Each service gets only what it uses. */
 export function createServices(
   database: Database,
@@ -310,7 +309,12 @@ export function createServices(
   // The event log's cleanup (the server runs it every minute).
   // Stored texts for messages stored without one (parley messages backfill-texts).
   const messageTextBackfill = new MessageTextBackfill({ db, texts: repositories.messageTexts });
-  const eventRetention = new EventRetention({ events: repositories.events, deliveries: webhookDeliveries, logs: notifications.retained, retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS });
+  const eventRetention = new EventRetention({
+    events: repositories.events,
+    deliveries: webhookDeliveries,
+    logs: notifications.retained,
+    retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS,
+  });
   // The event log's consumers (docs/events.md, "Consumers"), delivered by one dispatcher on the
   // consumers' own connections: the webhooks (docs/webhooks.md) and notifications
   // (docs/notifications.md). 1,024 lanes at once per
@@ -345,8 +349,47 @@ export function createServices(
   });
   // The history pages this node answered, sent again while unchanged (see RenderedPages).
   const pageCache = new RenderedPages(PAGE_CACHE_BYTES, (ctx, check) => history.pageVersion(ctx, check));
-  if (options.metrics) observeParts(options.metrics, { database, batchers: coalescing, credentials, pageCache, eventFeed, eventDispatcher, consumerDb, rateLimits, imports: [dataImport.records, messageImport.records] });
-  return { pageCache, eventRetention, messageTextBackfill, eventPayloads, eventFeed, eventSignals, eventDispatcher, /** The event dispatcher, by the name it had while webhooks were its one consumer. */ webhookDispatcher: eventDispatcher, apps, management, webhooks, webhookDeliveries: webhookDeliveriesService, rateLimits, apiKeys, authTokens, users, groups, groupMembers, friends, blockedUsers, roles, rbac, messages, history, threads, reactions, messageEdits, conversations, dataImport, messageImport, moderationSetups: moderation.setups, moderationLifecycle: moderation.lifecycle, ...moderation.services, ...notifications.services, notificationRetained: notifications.retained, stats: stats.stats, statsAggregator: stats.statsAggregator };
+  if (options.metrics)
+    observeParts(options.metrics, { database, batchers: coalescing, credentials, pageCache, eventFeed, eventDispatcher, consumerDb, rateLimits, imports: [dataImport.records, messageImport.records] });
+  return {
+    pageCache,
+    eventRetention,
+    messageTextBackfill,
+    eventPayloads,
+    eventFeed,
+    eventSignals,
+    eventDispatcher,
+    /** The event dispatcher, by the name it had while webhooks were its one consumer. */ webhookDispatcher: eventDispatcher,
+    apps,
+    management,
+    webhooks,
+    webhookDeliveries: webhookDeliveriesService,
+    rateLimits,
+    apiKeys,
+    authTokens,
+    users,
+    groups,
+    groupMembers,
+    friends,
+    blockedUsers,
+    roles,
+    rbac,
+    messages,
+    history,
+    threads,
+    reactions,
+    messageEdits,
+    conversations,
+    dataImport,
+    messageImport,
+    moderationSetups: moderation.setups,
+    moderationLifecycle: moderation.lifecycle,
+    ...moderation.services,
+    ...notifications.services,
+    notificationRetained: notifications.retained,
+    stats: stats.stats,
+    statsAggregator: stats.statsAggregator,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

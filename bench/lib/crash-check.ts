@@ -22,20 +22,23 @@ export interface Stored {
 
 /** Everything of the app the checks need, read in one snapshot. */
 export async function readStored(db: Kysely<any>, appId: string): Promise<Stored> {
-  return db.transaction().setIsolationLevel('repeatable read').execute(async (tx) => {
-    const messages = await sql<StoredMessage>`
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (tx) => {
+      const messages = await sql<StoredMessage>`
       select id::text as id, conversation_id, sender, category, muid, data->>'text' as text
       from messages where app_id = ${appId} order by id`.execute(tx);
-    const conversations = await sql<Stored['conversations'][number]>`
+      const conversations = await sql<Stored['conversations'][number]>`
       select c.conversation_id, c.last_message_id::text as last_message_id,
              (select max(m.id) from messages m where m.app_id = c.app_id and m.conversation_id = c.conversation_id)::text as max_id
       from conversations c where c.app_id = ${appId} order by c.conversation_id`.execute(tx);
-    // Stored by key (src/domain/conversation-id.ts); compared with what the API lists.
-    return {
-      messages: messages.rows.map((m) => ({ ...m, conversation_id: wireConversationId(m.conversation_id) })),
-      conversations: conversations.rows.map((c) => ({ ...c, conversation_id: wireConversationId(c.conversation_id) })),
-    };
-  });
+      // Stored by key (src/domain/conversation-id.ts); compared with what the API lists.
+      return {
+        messages: messages.rows.map((m) => ({ ...m, conversation_id: wireConversationId(m.conversation_id) })),
+        conversations: conversations.rows.map((c) => ({ ...c, conversation_id: wireConversationId(c.conversation_id) })),
+      };
+    });
 }
 
 export interface CheckResult {

@@ -57,11 +57,7 @@ export function postMessage(agent: http.Agent, target: Target, plan: Planned): P
 }
 
 /** One request to the target's app over the agent's keep-alive connections. */
-export function request(
-  agent: http.Agent,
-  target: Target,
-  options: { method: string; path: string; onBehalfOf?: string; payload?: string },
-): Promise<{ status: number; body: string }> {
+export function request(agent: http.Agent, target: Target, options: { method: string; path: string; onBehalfOf?: string; payload?: string }): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
@@ -194,13 +190,7 @@ export interface ResendResult {
  * `acknowledgedPerSender` acknowledged ones, one at a time, the clients concurrently.
  * `storedBefore` holds each muid's id as read from the database before.
  */
-export async function resendUnacknowledged(
-  agent: http.Agent,
-  target: Target,
-  ledger: Ledger,
-  storedBefore: Map<string, string>,
-  acknowledgedPerSender = 0,
-): Promise<ResendResult> {
+export async function resendUnacknowledged(agent: http.Agent, target: Target, ledger: Ledger, storedBefore: Map<string, string>, acknowledgedPerSender = 0): Promise<ResendResult> {
   const result: ResendResult = { resent: 0, answeredFirstId: 0, storedNow: 0, acknowledgedResent: 0, acknowledgedSameId: 0, answeredOtherId: [], failed: [] };
   const bySender = new Map<string, Array<{ plan: Planned; ackedId?: string }>>();
   const add = (entry: { plan: Planned; ackedId?: string }) => {

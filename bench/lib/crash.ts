@@ -117,7 +117,13 @@ export async function runCrashScenario(options: CrashOptions): Promise<CrashRepo
       await running.exited;
       agent.destroy();
       if (load.deadlineHit) problems.push(`round ${round}: fewer than ${options.acksPerKill} acknowledgements before the deadline (${load.acked})`);
-      if (load.refused > 0) problems.push(`round ${round}: ${load.refused} sends answered with an error: ${[...ledger.refused.values()].slice(0, 3).map((r) => `${r.status} ${r.body}`).join(' | ')}`);
+      if (load.refused > 0)
+        problems.push(
+          `round ${round}: ${load.refused} sends answered with an error: ${[...ledger.refused.values()]
+            .slice(0, 3)
+            .map((r) => `${r.status} ${r.body}`)
+            .join(' | ')}`,
+        );
       const checked = check(await inspect(options, target.appId), ledger);
       problems.push(...checkProblems(checked, `after kill ${round}`));
       storedBefore = checked.idByMuid;
@@ -190,11 +196,7 @@ async function createUsersAndGroups(agent: http.Agent, target: Target, uids: str
   for (let from = 0; from < uids.length; from += 16) {
     await Promise.all(uids.slice(from, from + 16).map((uid) => create('/v3/users', { uid, name: `Sender ${uid}` })));
   }
-  await Promise.all(
-    guids.map((guid, g) =>
-      create('/v3/groups', { guid, name: `Group ${guid}`, type: 'public', members: { participants: uids.slice(g * 8, g * 8 + 8) } }),
-    ),
-  );
+  await Promise.all(guids.map((guid, g) => create('/v3/groups', { guid, name: `Group ${guid}`, type: 'public', members: { participants: uids.slice(g * 8, g * 8 + 8) } })));
 }
 
 /**
@@ -254,7 +256,12 @@ function checkProblems(checked: CheckResult, when: string): string[] {
 function resendProblems(resend: ResendResult, when: string): string[] {
   const problems: string[] = [];
   if (resend.failed.length > 0) {
-    problems.push(`${when}: ${resend.failed.length} re-sends not answered 2xx: ${resend.failed.slice(0, 3).map((f) => `${f.muid} ${f.status} ${f.body}`).join(' | ')}`);
+    problems.push(
+      `${when}: ${resend.failed.length} re-sends not answered 2xx: ${resend.failed
+        .slice(0, 3)
+        .map((f) => `${f.muid} ${f.status} ${f.body}`)
+        .join(' | ')}`,
+    );
   }
   if (resend.answeredOtherId.length > 0) {
     problems.push(`${when}: ${resend.answeredOtherId.length} re-sends answered another id than the stored one: ${JSON.stringify(resend.answeredOtherId.slice(0, 3))}`);
@@ -310,8 +317,10 @@ export function describeCrash(report: CrashReport): string {
       `(after the kills: ${sum((r) => r.afterKill.lostAcked.length)}), phantoms ${f.phantoms.length}, ` +
       `stale conversations ${f.staleConversations.length}, unread/last-message mismatches ${report.conversationProblems.length}`,
     ...(report.webhook
-      ? [`  webhook: ${report.webhook.received} message_sent deliveries received, missing ${report.webhook.missing.length}, ` +
-          `repeated ${report.webhook.duplicates} (each with its first delivery id; under another id: ${report.webhook.mixedDeliveryIds.length})`]
+      ? [
+          `  webhook: ${report.webhook.received} message_sent deliveries received, missing ${report.webhook.missing.length}, ` +
+            `repeated ${report.webhook.duplicates} (each with its first delivery id; under another id: ${report.webhook.mixedDeliveryIds.length})`,
+        ]
       : []),
     report.problems.length === 0 ? '  every check passed' : `  PROBLEMS:\n${report.problems.map((p) => `    ${p}`).join('\n')}`,
   ].join('\n');

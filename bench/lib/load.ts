@@ -47,9 +47,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const probes = Object.entries(options.cpu ?? {});
   const meters = probes.map(([, start]) => start());
   const result = await drive(options, options.durationSeconds);
-  const cpuMicrosPerRequest = Object.fromEntries(
-    probes.map(([name], n) => [name, Math.round((meters[n]!() * 1e6) / Math.max(1, result.requests.total))]),
-  );
+  const cpuMicrosPerRequest = Object.fromEntries(probes.map(([name], n) => [name, Math.round((meters[n]!() * 1e6) / Math.max(1, result.requests.total))]));
   return {
     requestsPerSecond: Math.round(result.requests.average),
     p50Ms: result.latency.p50,

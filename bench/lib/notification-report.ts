@@ -77,8 +77,13 @@ export interface NotificationsResult {
 }
 
 export function describeNotifications(r: NotificationsResult): string {
-  const cpu = (values: Record<string, number>) => Object.entries(values).map(([name, value]) => `${name} ${value} µs`).join(', ');
-  const pairs = Object.entries(r.cpuMicrosPerSend).map(([name, [w, wo]]) => `${name} ${w} / ${wo} µs`).join(', ');
+  const cpu = (values: Record<string, number>) =>
+    Object.entries(values)
+      .map(([name, value]) => `${name} ${value} µs`)
+      .join(', ');
+  const pairs = Object.entries(r.cpuMicrosPerSend)
+    .map(([name, [w, wo]]) => `${name} ${w} / ${wo} µs`)
+    .join(', ');
   const c = r.check;
   const clean = c.failedSends === 0 && c.missing === 0 && c.duplicates === 0 && c.deliveredWhileOff === 0 && c.problems.length === 0;
   return (
@@ -95,4 +100,3 @@ export function describeNotifications(r: NotificationsResult): string {
     `${c.problems.length} FCM protocol problems${c.problems.length ? ` (${c.problems.slice(0, 3).join('; ')})` : ''}${clean ? ' (all clean)' : ' (NOT clean: the figures may not measure what they say)'}`
   );
 }
-

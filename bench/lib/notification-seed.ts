@@ -82,9 +82,11 @@ async function ok<T = any>(what: string, answer: Promise<{ status: number; body:
 /** Runs `work` for every item, `concurrency` at a time. */
 async function eachAtOnce<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
 }
 
 /**

@@ -12,12 +12,7 @@ export interface TurnSlice {
  * A machine that speeds up or slows down (runs here swing by up to 2x within minutes) then
  * weighs on both alike, and the slices' ratios compare what a run's totals cannot.
  */
-export async function takeTurns(options: {
-  slices: number;
-  a: () => Promise<LoadResult>;
-  b: () => Promise<LoadResult>;
-  onSlice?: (index: number, slice: TurnSlice) => void;
-}): Promise<TurnSlice[]> {
+export async function takeTurns(options: { slices: number; a: () => Promise<LoadResult>; b: () => Promise<LoadResult>; onSlice?: (index: number, slice: TurnSlice) => void }): Promise<TurnSlice[]> {
   const slices: TurnSlice[] = [];
   for (let index = -1; index < options.slices; index++) {
     const aFirst = index % 2 === 0;

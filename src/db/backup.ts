@@ -164,13 +164,10 @@ export async function readBackup(file: string): Promise<{ manifest: BackupManife
   if (!validManifest(manifest)) throw notBackup('its manifest is incomplete');
   const known = loadMigrations().length;
   if (manifest.migration > known) {
-    throw new BackupError(
-      `${file} is made by a newer Parley (${manifest.parley}, migration ${manifest.migration}; this one knows ${known}): restore it with a Parley at least as new.`,
-    );
+    throw new BackupError(`${file} is made by a newer Parley (${manifest.parley}, migration ${manifest.migration}; this one knows ${known}): restore it with a Parley at least as new.`);
   }
   const payload = content.subarray(end + 1);
-  if (crypto.createHash('sha256').update(payload).digest('hex') !== manifest.sha256)
-    throw new BackupError(`${file} is damaged or incomplete (its checksum does not match).`);
+  if (crypto.createHash('sha256').update(payload).digest('hex') !== manifest.sha256) throw new BackupError(`${file} is damaged or incomplete (its checksum does not match).`);
   let data: Buffer;
   try {
     data = await gunzip(payload);
@@ -219,9 +216,7 @@ export async function restoreDataDir(options: { file: string; dataDir: string; f
   refuseWhileHeld(dataDir);
   const occupied = fs.existsSync(dataDir) && fs.readdirSync(dataDir).length > 0;
   if (occupied && !options.force) {
-    throw new BackupError(
-      `The data dir ${dataDir} is not empty: restore into an empty or new directory, or pass --force to move this one aside (it is kept, renamed).`,
-    );
+    throw new BackupError(`The data dir ${dataDir} is not empty: restore into an empty or new directory, or pass --force to move this one aside (it is kept, renamed).`);
   }
   const { manifest, parts } = await readBackup(file);
   let staging: string;
@@ -275,8 +270,7 @@ async function loadInto(dir: string, tarball: Buffer, manifest: BackupManifest, 
   const database = await openDatabase({ engine: 'pglite', dataDir: dir, loadDataDir: new Blob([tarball]), log });
   try {
     const migration = await migrationLevel(database);
-    if (migration !== manifest.migration)
-      throw new BackupError(`The backup's database is at migration ${migration}, its manifest says ${manifest.migration}: the file is damaged.`);
+    if (migration !== manifest.migration) throw new BackupError(`The backup's database is at migration ${migration}, its manifest says ${manifest.migration}: the file is damaged.`);
     // Written to the files now, so the first start reads them as they are.
     await sql`checkpoint`.execute(database.db);
   } finally {

@@ -135,7 +135,10 @@ export class Batcher<I, O> {
               this.releaseOverdue();
               this.schedule();
             }, this.options.stalledAfterMs);
-      runApart(this.run, batch.map((entry) => entry.item))
+      runApart(
+        this.run,
+        batch.map((entry) => entry.item),
+      )
         .then(
           (results) => {
             batch.forEach((entry, index) => {

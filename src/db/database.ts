@@ -150,8 +150,7 @@ function postgresKysely(url: string, max: number, timeouts: DatabaseTimeouts, lo
     // every statement anew: after a quiet spell of 12 s a send took ~50 ms instead of 4–18 ms.
     idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
     types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === pg.types.builtins.TIMESTAMPTZ ? parseTimestamptz : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === pg.types.builtins.TIMESTAMPTZ ? parseTimestamptz : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser,
     },
   });
   // An idle client that loses its server emits 'error'; without a listener that kills the process.
@@ -273,14 +272,14 @@ function preparingPool(pool: pg.Pool, acquireMs: number, log: Logger, waits: Poo
         // pg's callback form, under a promise of our own: with the promise pg makes itself, each
         // query's results outlived two scavenges under load (~2 MB promoted per scavenge, pauses
         // of 7–9 ms); this way ~0.2 MB and 3.5–4 ms (docs/performance-log.md, "where the p99 comes from").
-        return new Promise((resolve, reject) =>
-          query(name ? { name, text, values } : { text, values }, (error: unknown, result: unknown) => (error ? reject(error) : resolve(result))),
-        ).catch((error: Error) => {
-          // A stack that leads back to the caller, not to the socket read (as pg's promise does).
-          Error.captureStackTrace(error);
-          // Driver errors are translated here, once, for every statement (see driver-errors.ts).
-          throw unavailable(error) ?? translateDriverError(error);
-        });
+        return new Promise((resolve, reject) => query(name ? { name, text, values } : { text, values }, (error: unknown, result: unknown) => (error ? reject(error) : resolve(result)))).catch(
+          (error: Error) => {
+            // A stack that leads back to the caller, not to the socket read (as pg's promise does).
+            Error.captureStackTrace(error);
+            // Driver errors are translated here, once, for every statement (see driver-errors.ts).
+            throw unavailable(error) ?? translateDriverError(error);
+          },
+        );
       };
     }
     return client;
@@ -337,7 +336,17 @@ async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; setti
     consumerDb: db,
     holdLock: (key) => embeddedSessionLock(db, key),
     poolStats: () => [
-      { pool: 'requests', max: 1, open: 1, idle: line.holders === 0 ? 1 : 0, waiting: Math.max(0, line.holders - 1), acquired: line.acquired, waited: line.waited, waitedMs: line.waitedMs, timeouts: line.timeouts },
+      {
+        pool: 'requests',
+        max: 1,
+        open: 1,
+        idle: line.holders === 0 ? 1 : 0,
+        waiting: Math.max(0, line.holders - 1),
+        acquired: line.acquired,
+        waited: line.waited,
+        waitedMs: line.waitedMs,
+        timeouts: line.timeouts,
+      },
     ],
     noteBulkWrite(rows: number) {
       afterBulkWrites.noteWritten(rows, options.log);

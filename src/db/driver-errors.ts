@@ -59,7 +59,6 @@ export function translateDriverError(error: unknown): unknown {
   return error;
 }
 
-
 /** Seconds a client is told to wait after the database was busy or unreachable. */
 const RETRY_AFTER_BUSY = 1;
 const RETRY_AFTER_TIMEOUT = 5;

@@ -54,17 +54,14 @@ export async function migrate(database: Database, log: Logger, migrations = load
       const newest = Math.max(0, ...done);
       if (newest > migrations.length) {
         throw new Error(
-          `The database is at migration ${newest}, newer than this Parley knows (${migrations.length}). ` +
-            'Migrations are forward-only: run a Parley at least as new as the one that migrated it.',
+          `The database is at migration ${newest}, newer than this Parley knows (${migrations.length}). Migrations are forward-only: run a Parley at least as new as the one that migrated it.`,
         );
       }
       for (const migration of migrations) {
         if (done.has(migration.version)) continue;
         await conn.transaction().execute(async (tx) => {
           await sql.raw(migration.sql).execute(tx);
-          await sql`insert into parley_migrations (version, name) values (${migration.version}, ${migration.name})`.execute(
-            tx,
-          );
+          await sql`insert into parley_migrations (version, name) values (${migration.version}, ${migration.name})`.execute(tx);
         });
         log.info({ version: migration.version, name: migration.name }, 'applied migration');
         applied.push(migration.version);

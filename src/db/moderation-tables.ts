@@ -118,4 +118,3 @@ export interface ModerationFlagsTable {
   remark: string | null;
   created_at: Timestamp;
 }
-

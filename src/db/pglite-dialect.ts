@@ -38,6 +38,7 @@ export class PGliteDialect implements Dialect {
   createQueryCompiler(): QueryCompiler {
     return new PostgresQueryCompiler();
   }
+  // biome-ignore lint/suspicious/noExplicitAny: the signature of Kysely's Dialect interface
   createIntrospector(db: Kysely<any>): DatabaseIntrospector {
     return new PostgresIntrospector(db);
   }
@@ -161,7 +162,7 @@ class PGliteConnection implements DatabaseConnection {
     return toQueryResult<R>(result.rows, result.affectedRows, result.command);
   }
 
-  // eslint-disable-next-line require-yield
+  // biome-ignore lint/correctness/useYield: PGlite has no cursors; this generator only throws to say so
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('Streaming queries are not supported on the embedded database.');
   }

@@ -44,18 +44,12 @@ export async function initdbIfNew(pgDir: string, settings: readonly string[]): P
   // initdb's own backend with the same buffers (-c also writes them into postgresql.conf).
   const initdbParams = settings.flatMap((setting) => ['-c', setting]);
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--input-type=module', '-e', script, pgDir, JSON.stringify(pgliteStartParams(settings)), JSON.stringify(initdbParams)],
-      {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, pgDir, JSON.stringify(pgliteStartParams(settings)), JSON.stringify(initdbParams)], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
     child.on('error', reject);
-    child.on('exit', (code, signal) =>
-      code === 0 ? resolve() : reject(new Error(`creating the embedded database in ${pgDir} failed (${signal ?? `exit ${code}`}): ${stderr.trim()}`)),
-    );
+    child.on('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`creating the embedded database in ${pgDir} failed (${signal ?? `exit ${code}`}): ${stderr.trim()}`))));
   });
 }

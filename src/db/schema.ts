@@ -1,7 +1,29 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { ModerationRulesTable, ModerationRuleRevisionsTable, ModerationKeywordListsTable, ModerationDeletedDefaultsTable, ModerationVersionsTable, ModerationHooksTable, ModerationBlockedMessagesTable, ModerationReasonsTable, ModerationFlaggedMessagesTable, ModerationFlagsTable } from './moderation-tables.js';
+import type {
+  ModerationRulesTable,
+  ModerationRuleRevisionsTable,
+  ModerationKeywordListsTable,
+  ModerationDeletedDefaultsTable,
+  ModerationVersionsTable,
+  ModerationHooksTable,
+  ModerationBlockedMessagesTable,
+  ModerationReasonsTable,
+  ModerationFlaggedMessagesTable,
+  ModerationFlagsTable,
+} from './moderation-tables.js';
 export type { EventCursorsTable, EventDeliveriesTable, EventLanesTable, EventDeliveryAttemptsTable } from './event-consumer-tables.js';
-export type { ModerationRulesTable, ModerationRuleRevisionsTable, ModerationKeywordListsTable, ModerationDeletedDefaultsTable, ModerationVersionsTable, ModerationHooksTable, ModerationBlockedMessagesTable, ModerationReasonsTable, ModerationFlaggedMessagesTable, ModerationFlagsTable } from './moderation-tables.js';
+export type {
+  ModerationRulesTable,
+  ModerationRuleRevisionsTable,
+  ModerationKeywordListsTable,
+  ModerationDeletedDefaultsTable,
+  ModerationVersionsTable,
+  ModerationHooksTable,
+  ModerationBlockedMessagesTable,
+  ModerationReasonsTable,
+  ModerationFlaggedMessagesTable,
+  ModerationFlagsTable,
+} from './moderation-tables.js';
 
 /** A timestamp column: read as Date, written as Date (or left to its default). */
 type Timestamp = ColumnType<Date, Date | undefined, Date>;

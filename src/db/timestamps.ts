@@ -15,14 +15,7 @@ export function parseTimestamptz(text: string): Date {
   if (text.length < 22 || text.charCodeAt(4) !== 45 || (separator !== 32 && separator !== 84) || text.charCodeAt(0) === DIGIT_0) {
     return general(text);
   }
-  let ms = Date.UTC(
-    Number(text.slice(0, 4)),
-    Number(text.slice(5, 7)) - 1,
-    Number(text.slice(8, 10)),
-    Number(text.slice(11, 13)),
-    Number(text.slice(14, 16)),
-    Number(text.slice(17, 19)),
-  );
+  let ms = Date.UTC(Number(text.slice(0, 4)), Number(text.slice(5, 7)) - 1, Number(text.slice(8, 10)), Number(text.slice(11, 13)), Number(text.slice(14, 16)), Number(text.slice(17, 19)));
   let i = 19;
   if (text[i] === '.') {
     let end = i + 1;

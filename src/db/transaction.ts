@@ -13,12 +13,7 @@ const MAX_ATTEMPTS = 4;
  * Runs `work` as one named transaction, retrying a bounded number of times when PostgreSQL
  * aborts it for a serialization failure or a deadlock.
  */
-export async function withTransaction<T>(
-  db: Kysely<DB>,
-  name: string,
-  work: (tx: Tx) => Promise<T>,
-  log?: Logger,
-): Promise<T> {
+export async function withTransaction<T>(db: Kysely<DB>, name: string, work: (tx: Tx) => Promise<T>, log?: Logger): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().execute(work);

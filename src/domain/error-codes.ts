@@ -116,7 +116,7 @@ export const ERROR_CATALOGUE = {
     message: 'The body must be {"messages": {"<muid>": {...}}}, each key equal to its record\'s muid: {problem}.',
   },
   ERR_IMPORT_MUID_ALREADY_EXISTS: { status: 400, message: 'A message with the muid {muid} from {sender} has been imported already.' },
-  ERR_IMPORT_INVALID_JOINEDAT: { status: 400, message: 'The joinedAt {joinedAt} must not be before the group\'s createdAt ({createdAt}) nor in the future.' },
+  ERR_IMPORT_INVALID_JOINEDAT: { status: 400, message: "The joinedAt {joinedAt} must not be before the group's createdAt ({createdAt}) nor in the future." },
 
   // The management API (the vendor's codes for it; docs/management-api.md). A wrong key or
   // secret answers AUTH_ERR_APIKEY_NOT_FOUND with a message of its own.
@@ -143,4 +143,3 @@ export const ERROR_CATALOGUE = {
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
-

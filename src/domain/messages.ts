@@ -28,7 +28,6 @@ const MENTION = /<@uid:([a-zA-Z0-9_-]{1,100})>/g;
 /** The distinct uids mentioned as `<@uid:UID>` in a text, normalised, in first-seen order. */
 export function mentionedUids(text: string | undefined): string[] {
   // Most texts mention no one: one substring search instead of the regular expression's walk.
-  if (!text || !text.includes('<@uid:')) return [];
+  if (!text?.includes('<@uid:')) return [];
   return [...new Set([...text.matchAll(MENTION)].map((match) => normalizeId(match[1]!)))];
 }
-

@@ -64,9 +64,21 @@ export const WEBHOOK_TRIGGERS: readonly Trigger[] = TRIGGERS;
  */
 const NON_PUBLIC = new BlockList();
 for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ] as const) {
   NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
 }
@@ -75,8 +87,17 @@ for (const [network, prefix] of [
 // it to that IPv4 address. 2001::/23 holds Teredo (2001::/32), refused whole too: its last 32 bits
 // are the obfuscated IPv4 address of a client behind a NAT, reached through a relay.
 for (const [network, prefix] of [
-  ['::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['3fff::', 20], ['5f00::', 16],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  ['::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['3fff::', 20],
+  ['5f00::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
 ] as const) {
   NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
 }
@@ -148,6 +169,7 @@ function ipv6Text(bytes: Uint8Array): string {
 }
 
 /** Control characters: C0, DEL and C1. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: it finds control characters, on purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
@@ -186,7 +208,10 @@ export function webhookUrlProblem(raw: string, allowPrivate: boolean): string | 
   if (url.username || url.password) return 'must not hold a user name or password: use useBasicAuth, username and password';
   if (allowPrivate) return undefined;
   // The URL parser has normalised IPv4 written in other forms (2130706433, 0x7f.1) to dotted form.
-  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const host = url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   if (isIP(host) ? isNonPublicAddress(host) : !host.includes('.') || LOCAL_NAME.test(host)) {
     return `must call a public host: ${host} is a loopback, private, link-local or reserved address (allowed only when the deployment sets PARLEY_WEBHOOK_ALLOW_PRIVATE=1)`;
   }

@@ -6,13 +6,7 @@ import { conversationWorker, KIND_INFO, KINDS, readLines, type RecordKind } from
 import { Progress } from './progress.js';
 
 /** Answers that mean "stored by an earlier run": what makes a re-run finish the job. */
-export const ALREADY_IMPORTED = new Set([
-  'ERR_UID_ALREADY_EXISTS',
-  'ERR_GUID_ALREADY_EXISTS',
-  'ERR_ALREADY_JOINED',
-  'ERR_ALREADY_BANNED',
-  'ERR_IMPORT_MUID_ALREADY_EXISTS',
-]);
+export const ALREADY_IMPORTED = new Set(['ERR_UID_ALREADY_EXISTS', 'ERR_GUID_ALREADY_EXISTS', 'ERR_ALREADY_JOINED', 'ERR_ALREADY_BANNED', 'ERR_IMPORT_MUID_ALREADY_EXISTS']);
 
 export interface ImportOptions {
   file: string;
@@ -115,7 +109,11 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       fail(parsed.line, parsed.kind, parsed.key, 'ERR_IMPORT_INVALID_LINE', parsed.invalid);
     } else counts[parsed.kind]++;
   }
-  const progress = new Progress(options.out, KINDS.reduce((sum, kind) => sum + counts[kind], 0), options.progressEveryMs);
+  const progress = new Progress(
+    options.out,
+    KINDS.reduce((sum, kind) => sum + counts[kind], 0),
+    options.progressEveryMs,
+  );
 
   const client = new ImportClient({
     url: options.url,

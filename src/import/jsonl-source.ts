@@ -14,9 +14,7 @@ export const KIND_INFO: Record<RecordKind, { path: string; wrapper: string; key:
 };
 
 /** One line of the file: its record (without `kind`) and key, or why it cannot be sent. */
-export type ParsedLine =
-  | { line: number; kind: RecordKind; key: string; record: Record<string, unknown> }
-  | { line: number; kind: string | undefined; key: string | undefined; invalid: string };
+export type ParsedLine = { line: number; kind: RecordKind; key: string; record: Record<string, unknown> } | { line: number; kind: string | undefined; key: string | undefined; invalid: string };
 
 /**
  * Parses a line `{"kind": ..., ...record}`. A member without memberId gets

@@ -26,11 +26,7 @@ export class ApiKeysRepository {
    * Inserts a key. Returns undefined, without aborting the transaction, when another key of
    * the app already has the same hint, so the caller can draw a new key.
    */
-  async create(
-    appId: string,
-    values: { keyHash: string; keyHint: string; name: string; scope: ApiKeyRow['scope'] },
-    tx: Executor = this.db,
-  ): Promise<ApiKeyRow | undefined> {
+  async create(appId: string, values: { keyHash: string; keyHint: string; name: string; scope: ApiKeyRow['scope'] }, tx: Executor = this.db): Promise<ApiKeyRow | undefined> {
     // The key may have been sent, and its refusal remembered, before it existed (see CredentialCache).
     this.credentials?.invalidate(appId, values.keyHash);
     const row = await tx
@@ -65,25 +61,14 @@ export class ApiKeysRepository {
     return Number(row.n);
   }
 
-  async update(
-    appId: string,
-    keyHash: string,
-    values: { name?: string; scope?: ApiKeyRow['scope'] },
-    tx: Executor = this.db,
-  ): Promise<ApiKeyRow | undefined> {
+  async update(appId: string, keyHash: string, values: { name?: string; scope?: ApiKeyRow['scope'] }, tx: Executor = this.db): Promise<ApiKeyRow | undefined> {
     // Column by column: only the name and the scope of a key ever change (its app, hash and
     // hint never do).
     const set: { name?: string; scope?: ApiKeyRow['scope']; updated_at: Date } = { updated_at: new Date() };
     if (values.name !== undefined) set.name = values.name;
     if (values.scope !== undefined) set.scope = values.scope;
     this.credentials?.invalidate(appId, keyHash);
-    const row = await tx
-      .updateTable('api_keys')
-      .set(set)
-      .where('app_id', '=', appId)
-      .where('key_hash', '=', keyHash)
-      .returningAll()
-      .executeTakeFirst();
+    const row = await tx.updateTable('api_keys').set(set).where('app_id', '=', appId).where('key_hash', '=', keyHash).returningAll().executeTakeFirst();
     // Again, in case a request cached the old key while the update ran.
     this.credentials?.invalidate(appId, keyHash);
     return row;
@@ -91,11 +76,7 @@ export class ApiKeysRepository {
 
   async delete(appId: string, keyHash: string, tx: Executor = this.db): Promise<boolean> {
     this.credentials?.invalidate(appId, keyHash);
-    const result = await tx
-      .deleteFrom('api_keys')
-      .where('app_id', '=', appId)
-      .where('key_hash', '=', keyHash)
-      .executeTakeFirst();
+    const result = await tx.deleteFrom('api_keys').where('app_id', '=', appId).where('key_hash', '=', keyHash).executeTakeFirst();
     this.credentials?.invalidate(appId, keyHash);
     return result.numDeletedRows > 0n;
   }

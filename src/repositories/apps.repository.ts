@@ -15,11 +15,7 @@ export class AppsRepository {
   async create(appId: string, values: { name: string; region: string }, tx: Executor = this.db): Promise<AppRow> {
     // Requests for the app before it existed were refused and remembered (see CredentialCache).
     this.credentials.invalidate(appId);
-    const row = await tx
-      .insertInto('apps')
-      .values({ id: appId, name: values.name, region: values.region })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await tx.insertInto('apps').values({ id: appId, name: values.name, region: values.region }).returningAll().executeTakeFirstOrThrow();
     this.credentials.invalidate(appId);
     return row;
   }
@@ -47,7 +43,10 @@ export class AppsRepository {
   }
 
   async count(tx: Executor = this.db): Promise<number> {
-    const row = await tx.selectFrom('apps').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const row = await tx
+      .selectFrom('apps')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -59,9 +58,7 @@ export class AppsRepository {
     return this.credentials.lookup(appId, keyHash, async () => {
       const row = await this.db
         .selectFrom('apps')
-        .leftJoin('api_keys', (join) =>
-          join.onRef('api_keys.app_id', '=', 'apps.id').on('api_keys.key_hash', '=', keyHash),
-        )
+        .leftJoin('api_keys', (join) => join.onRef('api_keys.app_id', '=', 'apps.id').on('api_keys.key_hash', '=', keyHash))
         .leftJoin('app_rate_limits as l', 'l.app_id', 'apps.id')
         .select(['apps.id', 'apps.name', 'apps.region', 'apps.created_at', 'api_keys.key_hash', 'api_keys.scope'])
         .select(['l.app_id as limits_app_id', 'l.core', 'l.standard', 'l.import', 'l.send_per_user', 'l.unread_per_user'])
@@ -79,11 +76,7 @@ export class AppsRepository {
 
   /** The app's own rate limits; undefined when it has none. */
   async getRateLimits(appId: string, tx: Executor = this.db): Promise<RateLimitOverrides | undefined> {
-    const row = await tx
-      .selectFrom('app_rate_limits')
-      .select(['core', 'standard', 'import', 'send_per_user', 'unread_per_user'])
-      .where('app_id', '=', appId)
-      .executeTakeFirst();
+    const row = await tx.selectFrom('app_rate_limits').select(['core', 'standard', 'import', 'send_per_user', 'unread_per_user']).where('app_id', '=', appId).executeTakeFirst();
     return row && overridesOf(row);
   }
 

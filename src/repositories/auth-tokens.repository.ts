@@ -12,11 +12,7 @@ export class AuthTokensRepository {
   constructor(private readonly db: Executor) {}
 
   /** Inserts a token; undefined when the user already has a token with the same hint. */
-  async create(
-    appId: string,
-    values: { uid: string; tokenHash: string; tokenHint: string },
-    tx: Executor = this.db,
-  ): Promise<AuthTokenRow | undefined> {
+  async create(appId: string, values: { uid: string; tokenHash: string; tokenHint: string }, tx: Executor = this.db): Promise<AuthTokenRow | undefined> {
     return tx
       .insertInto('auth_tokens')
       .values({ app_id: appId, uid: values.uid, token_hash: values.tokenHash, token_hint: values.tokenHint })
@@ -35,43 +31,22 @@ export class AuthTokensRepository {
   async list(appId: string, uid: string, page: PageRequest, tx: Executor = this.db): Promise<{ rows: AuthTokenRow[]; total: number }> {
     const base = tx.selectFrom('auth_tokens').where('app_id', '=', appId).where('uid', '=', uid);
     const [rows, count] = await Promise.all([
-      base
-        .selectAll()
-        .orderBy('created_at', 'desc')
-        .orderBy('token_hint', 'desc')
-        .limit(page.perPage)
-        .offset(pageOffset(page))
-        .execute(),
+      base.selectAll().orderBy('created_at', 'desc').orderBy('token_hint', 'desc').limit(page.perPage).offset(pageOffset(page)).execute(),
       base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(count.n) };
   }
 
-  async update(
-    appId: string,
-    tokenHash: string,
-    values: { platform?: string; userAgent?: string; appInfoJson?: string },
-    tx: Executor = this.db,
-  ): Promise<AuthTokenRow | undefined> {
+  async update(appId: string, tokenHash: string, values: { platform?: string; userAgent?: string; appInfoJson?: string }, tx: Executor = this.db): Promise<AuthTokenRow | undefined> {
     const set: Record<string, unknown> = { updated_at: new Date() };
     if (values.platform !== undefined) set.platform = values.platform;
     if (values.userAgent !== undefined) set.user_agent = values.userAgent;
     if (values.appInfoJson !== undefined) set.app_info = values.appInfoJson;
-    return tx
-      .updateTable('auth_tokens')
-      .set(set)
-      .where('app_id', '=', appId)
-      .where('token_hash', '=', tokenHash)
-      .returningAll()
-      .executeTakeFirst();
+    return tx.updateTable('auth_tokens').set(set).where('app_id', '=', appId).where('token_hash', '=', tokenHash).returningAll().executeTakeFirst();
   }
 
   async delete(appId: string, tokenHash: string, tx: Executor = this.db): Promise<boolean> {
-    const result = await tx
-      .deleteFrom('auth_tokens')
-      .where('app_id', '=', appId)
-      .where('token_hash', '=', tokenHash)
-      .executeTakeFirst();
+    const result = await tx.deleteFrom('auth_tokens').where('app_id', '=', appId).where('token_hash', '=', tokenHash).executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
 
@@ -82,19 +57,7 @@ export class AuthTokensRepository {
 
   /** Keeps a user's newest `keep` tokens and deletes the rest (the vendor's rolling limit). */
   async pruneOldest(appId: string, uid: string, keep: number, tx: Executor = this.db): Promise<void> {
-    const stale = tx
-      .selectFrom('auth_tokens')
-      .select('token_hash')
-      .where('app_id', '=', appId)
-      .where('uid', '=', uid)
-      .orderBy('created_at', 'desc')
-      .orderBy('token_hint', 'desc')
-      .offset(keep);
-    await tx
-      .deleteFrom('auth_tokens')
-      .where('app_id', '=', appId)
-      .where('uid', '=', uid)
-      .where('token_hash', 'in', stale)
-      .execute();
+    const stale = tx.selectFrom('auth_tokens').select('token_hash').where('app_id', '=', appId).where('uid', '=', uid).orderBy('created_at', 'desc').orderBy('token_hint', 'desc').offset(keep);
+    await tx.deleteFrom('auth_tokens').where('app_id', '=', appId).where('uid', '=', uid).where('token_hash', 'in', stale).execute();
   }
 }

@@ -32,13 +32,7 @@ export class BlockedUsersRepository {
   /** Unblocks `others` for `uid`; answers those that were blocked. */
   async removeMany(appId: string, uid: string, others: string[], tx: Executor = this.db): Promise<string[]> {
     if (others.length === 0) return [];
-    const rows = await tx
-      .deleteFrom('blocked_users')
-      .where('app_id', '=', appId)
-      .where('uid', '=', uid)
-      .where('blocked_uid', 'in', others)
-      .returning('blocked_uid')
-      .execute();
+    const rows = await tx.deleteFrom('blocked_users').where('app_id', '=', appId).where('uid', '=', uid).where('blocked_uid', 'in', others).returning('blocked_uid').execute();
     return rows.map((row) => row.blocked_uid);
   }
 
@@ -49,12 +43,7 @@ export class BlockedUsersRepository {
       .selectFrom('blocked_users')
       .select(['uid', 'blocked_uid', 'blocked_at'])
       .where('app_id', '=', appId)
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('uid', '=', viewer), eb('blocked_uid', '=', anyOf(uids))]),
-          eb.and([eb('blocked_uid', '=', viewer), eb('uid', '=', anyOf(uids))]),
-        ]),
-      )
+      .where((eb) => eb.or([eb.and([eb('uid', '=', viewer), eb('blocked_uid', '=', anyOf(uids))]), eb.and([eb('blocked_uid', '=', viewer), eb('uid', '=', anyOf(uids))])]))
       .execute();
     const relations = new Map<string, BlockRelation>();
     for (const row of rows) {
@@ -68,17 +57,10 @@ export class BlockedUsersRepository {
   }
 
   /** A page of the users `uid` has blocked, who have blocked `uid`, or both, sorted as list-users sorts. */
-  async list(
-    appId: string,
-    uid: string,
-    filter: { direction: BlockDirection; searchKey?: string },
-    page: PageRequest,
-    tx: Executor = this.db,
-  ): Promise<{ rows: UserRow[]; total: number }> {
+  async list(appId: string, uid: string, filter: { direction: BlockDirection; searchKey?: string }, page: PageRequest, tx: Executor = this.db): Promise<{ rows: UserRow[]; total: number }> {
     const blockedByMe = tx.selectFrom('blocked_users').select('blocked_uid as uid').where('app_id', '=', appId).where('uid', '=', uid);
     const hasBlockedMe = tx.selectFrom('blocked_users').select('uid').where('app_id', '=', appId).where('blocked_uid', '=', uid);
-    const uids =
-      filter.direction === 'blockedByMe' ? blockedByMe : filter.direction === 'hasBlockedMe' ? hasBlockedMe : blockedByMe.union(hasBlockedMe);
+    const uids = filter.direction === 'blockedByMe' ? blockedByMe : filter.direction === 'hasBlockedMe' ? hasBlockedMe : blockedByMe.union(hasBlockedMe);
     return listUsersIn(tx, appId, uids, filter.searchKey, page);
   }
 }

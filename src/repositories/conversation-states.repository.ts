@@ -69,18 +69,9 @@ export class ConversationStatesRepository {
    * unread count; and how many there are. A conversation exists from its first message, and is
    * hidden while the viewer has cleared up to its last message.
    */
-  async list(
-    appId: string,
-    uid: string,
-    filter: ConversationFilter,
-    page: PageRequest,
-    tx: Executor = this.db,
-  ): Promise<{ rows: ConversationViewRow[]; total: number }> {
+  async list(appId: string, uid: string, filter: ConversationFilter, page: PageRequest, tx: Executor = this.db): Promise<{ rows: ConversationViewRow[]; total: number }> {
     const from = visibleFrom(appId, uid, filter);
-    const [rows, count] = await Promise.all([
-      this.page(from, appId, uid, page, true, tx),
-      sql<{ n: string }>`select count(*) as n ${from}`.execute(tx),
-    ]);
+    const [rows, count] = await Promise.all([this.page(from, appId, uid, page, true, tx), sql<{ n: string }>`select count(*) as n ${from}`.execute(tx)]);
     return { rows, total: Number(count.rows[0]!.n) };
   }
 
@@ -89,14 +80,7 @@ export class ConversationStatesRepository {
    * `content`: with its last message and other side, to render it (else those are null, for a
    * check of access).
    */
-  async get(
-    appId: string,
-    uid: string,
-    conversationId: string,
-    type: ReceiverType | undefined,
-    options: { content: boolean },
-    tx: Executor = this.db,
-  ): Promise<ConversationViewRow | undefined> {
+  async get(appId: string, uid: string, conversationId: string, type: ReceiverType | undefined, options: { content: boolean }, tx: Executor = this.db): Promise<ConversationViewRow | undefined> {
     const from = visibleFrom(appId, uid, { conversationId, conversationType: type });
     const rows = await this.page(from, appId, uid, { page: 1, perPage: 1 }, options.content, tx);
     return rows[0];
@@ -107,22 +91,11 @@ export class ConversationStatesRepository {
    * template, not the query builder: building and compiling this query with the builder was
    * ~20% of a conversation list's CPU.
    */
-  private async page(
-    from: RawBuilder<unknown>,
-    appId: string,
-    uid: string,
-    page: PageRequest,
-    content: boolean,
-    tx: Executor,
-  ): Promise<ConversationViewRow[]> {
+  private async page(from: RawBuilder<unknown>, appId: string, uid: string, page: PageRequest, content: boolean, tx: Executor): Promise<ConversationViewRow[]> {
     const ifContent = (read: RawBuilder<unknown>) => (content ? read : sql`null`);
     const lastMessage = ifContent(sql`(select ${MESSAGE_ROW.select('lm')} from messages lm where lm.app_id = ${appId} and lm.id = c.last_message_id)`);
-    const withUser = ifContent(
-      sql`case when m.conversation_type = 'user' then (select ${USER_ROW.select('wu')} from users wu where wu.app_id = ${appId} and wu.uid = m.with_id) end`,
-    );
-    const withGroup = ifContent(
-      sql`case when m.conversation_type = 'group' then (select ${GROUP_ROW.select('wg')} from groups wg where wg.app_id = ${appId} and wg.guid = m.with_id) end`,
-    );
+    const withUser = ifContent(sql`case when m.conversation_type = 'user' then (select ${USER_ROW.select('wu')} from users wu where wu.app_id = ${appId} and wu.uid = m.with_id) end`);
+    const withGroup = ifContent(sql`case when m.conversation_type = 'group' then (select ${GROUP_ROW.select('wg')} from groups wg where wg.app_id = ${appId} and wg.guid = m.with_id) end`);
     type PageRow = Omit<ConversationViewRow, 'last_message' | 'with_user' | 'with_group'> & {
       last_message: unknown[] | null;
       with_user: unknown[] | null;
@@ -181,8 +154,7 @@ export class ConversationStatesRepository {
         .execute();
       return;
     }
-    const forward = (column: 'delivered' | 'read') =>
-      sql<string>`greatest(conversation_states.${sql.ref(`${column}_message_id`)}, ${id}::bigint)`;
+    const forward = (column: 'delivered' | 'read') => sql<string>`greatest(conversation_states.${sql.ref(`${column}_message_id`)}, ${id}::bigint)`;
     const timeOf = (column: 'delivered' | 'read') =>
       sql<Date>`case when ${id}::bigint > coalesce(conversation_states.${sql.ref(`${column}_message_id`)}, 0) then ${now}::timestamptz else conversation_states.${sql.ref(`${column}_at`)} end`;
     const read = mark.kind === 'read';
@@ -254,12 +226,7 @@ export class ConversationStatesRepository {
    */
   async deleteWithMessages(appId: string, conversationId: string, type: ReceiverType, tx: Executor): Promise<void> {
     await tx.deleteFrom('conversations').where('app_id', '=', appId).where('conversation_id', '=', conversationId).execute();
-    await tx
-      .deleteFrom('messages')
-      .where('app_id', '=', appId)
-      .where('conversation_id', '=', conversationId)
-      .where('receiver_type', '=', type)
-      .execute();
+    await tx.deleteFrom('messages').where('app_id', '=', appId).where('conversation_id', '=', conversationId).where('receiver_type', '=', type).execute();
   }
 }
 
@@ -292,8 +259,7 @@ function visibleFrom(appId: string, uid: string, filter: ConversationFilter): Ra
   const userTags = filter.userTags?.length ? filter.userTags : undefined;
   const groupTags = filter.groupTags?.length ? filter.groupTags : undefined;
   const wantUser = filter.conversationType !== 'group' && !(groupTags && !userTags) && (key === undefined || guidOf === undefined);
-  const wantGroup =
-    filter.conversationType !== 'user' && !(userTags && !groupTags) && (key === undefined || guidOf !== undefined);
+  const wantGroup = filter.conversationType !== 'user' && !(userTags && !groupTags) && (key === undefined || guidOf !== undefined);
   const userSide = [sql`app_id = ${appId}`, sql`uid = ${uid}`];
   if (key !== undefined) userSide.push(sql`conversation_id = ${key}`);
   if (!wantUser) userSide.push(sql`false`);
@@ -322,7 +288,11 @@ function visibleFrom(appId: string, uid: string, filter: ConversationFilter): Ra
     ) as m
     join conversations c on c.app_id = ${appId} and c.conversation_id = m.conversation_id and c.conversation_type = m.conversation_type
     left join conversation_states s on s.app_id = ${appId} and s.uid = ${uid} and s.conversation_id = m.conversation_id
-    ${byName ? sql`left join users u on u.app_id = ${appId} and u.uid = m.with_id and m.conversation_type = 'user'
-    left join groups g on g.app_id = ${appId} and g.guid = m.with_id and m.conversation_type = 'group'` : sql``}
+    ${
+      byName
+        ? sql`left join users u on u.app_id = ${appId} and u.uid = m.with_id and m.conversation_type = 'user'
+    left join groups g on g.app_id = ${appId} and g.guid = m.with_id and m.conversation_type = 'group'`
+        : sql``
+    }
     where ${sql.join(conditions, sql` and `)}`;
 }

@@ -107,21 +107,13 @@ export class EventsRepository {
   /** Events of these apps with `afterId < id <= upToId`, oldest first, at most `limit`. */
   async listBetween(appIds: readonly string[], afterId: string, upToId: string, limit: number, tx: Executor = this.db): Promise<EventRow[]> {
     if (appIds.length === 0) return [];
-    const rows = await selectEvents(tx)
-      .where('app_id', '=', anyOf(appIds))
-      .where('id', '>', afterId)
-      .where('id', '<=', upToId)
-      .orderBy('id')
-      .limit(limit)
-      .execute();
+    const rows = await selectEvents(tx).where('app_id', '=', anyOf(appIds)).where('id', '>', afterId).where('id', '<=', upToId).orderBy('id').limit(limit).execute();
     return rows.map(eventRow);
   }
 
   /** The app's events after `afterId` (up to `upToId` when given), oldest first. */
   async listAfter(appId: string, afterId: string, limit: number, upToId?: string, tx: Executor = this.db): Promise<EventRow[]> {
-    let query = selectEvents(tx)
-      .where('app_id', '=', appId)
-      .where('id', '>', afterId);
+    let query = selectEvents(tx).where('app_id', '=', appId).where('id', '>', afterId);
     if (upToId !== undefined) query = query.where('id', '<=', upToId);
     return (await query.orderBy('id').limit(limit).execute()).map(eventRow);
   }

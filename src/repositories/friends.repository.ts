@@ -9,13 +9,7 @@ export class FriendsRepository {
   /** Which of `others` are friends of `uid`. */
   async friendsAmong(appId: string, uid: string, others: string[], tx: Executor = this.db): Promise<Set<string>> {
     if (others.length === 0) return new Set();
-    const rows = await tx
-      .selectFrom('friends')
-      .select('friend_uid')
-      .where('app_id', '=', appId)
-      .where('uid', '=', uid)
-      .where('friend_uid', 'in', others)
-      .execute();
+    const rows = await tx.selectFrom('friends').select('friend_uid').where('app_id', '=', appId).where('uid', '=', uid).where('friend_uid', 'in', others).execute();
     return new Set(rows.map((row) => row.friend_uid));
   }
 
@@ -56,12 +50,7 @@ export class FriendsRepository {
     await tx
       .deleteFrom('friends')
       .where('app_id', '=', appId)
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('uid', '=', uid), eb('friend_uid', 'in', others)]),
-          eb.and([eb('friend_uid', '=', uid), eb('uid', 'in', others)]),
-        ]),
-      )
+      .where((eb) => eb.or([eb.and([eb('uid', '=', uid), eb('friend_uid', 'in', others)]), eb.and([eb('friend_uid', '=', uid), eb('uid', 'in', others)])]))
       .execute();
   }
 

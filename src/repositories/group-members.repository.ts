@@ -17,25 +17,14 @@ export class GroupMembersRepository {
   constructor(private readonly db: Executor) {}
 
   async get(appId: string, guid: string, uid: string, tx: Executor = this.db): Promise<MemberRow | undefined> {
-    return tx
-      .selectFrom('group_members')
-      .selectAll()
-      .where('app_id', '=', appId)
-      .where('guid', '=', guid)
-      .where('uid', '=', uid)
-      .executeTakeFirst();
+    return tx.selectFrom('group_members').selectAll().where('app_id', '=', appId).where('guid', '=', guid).where('uid', '=', uid).executeTakeFirst();
   }
 
   /**
    * For each given uid, in one query: whether it is an active user of the app, its scope in the
    * group (if a member) and whether it is banned from it.
    */
-  async inspect(
-    appId: string,
-    guid: string,
-    uids: string[],
-    tx: Executor = this.db,
-  ): Promise<Map<string, { active: boolean; scope: MemberScope | null; banned: boolean }>> {
+  async inspect(appId: string, guid: string, uids: string[], tx: Executor = this.db): Promise<Map<string, { active: boolean; scope: MemberScope | null; banned: boolean }>> {
     if (uids.length === 0) return new Map();
     const result = await sql<{ uid: string; active: boolean; scope: MemberScope | null; banned: boolean }>`
       select x.uid, u.uid is not null as active, m.scope, b.uid is not null as banned
@@ -47,12 +36,7 @@ export class GroupMembersRepository {
   }
 
   /** Adds members; those already members are skipped. Returns the uids added. */
-  async addMany(
-    appId: string,
-    guid: string,
-    members: Array<{ uid: string; scope: MemberScope; joinedAt?: Date }>,
-    tx: Executor = this.db,
-  ): Promise<MemberRow[]> {
+  async addMany(appId: string, guid: string, members: Array<{ uid: string; scope: MemberScope; joinedAt?: Date }>, tx: Executor = this.db): Promise<MemberRow[]> {
     if (members.length === 0) return [];
     return tx
       .insertInto('group_members')
@@ -63,23 +47,11 @@ export class GroupMembersRepository {
   }
 
   async setScope(appId: string, guid: string, uid: string, scope: MemberScope, tx: Executor = this.db): Promise<MemberRow | undefined> {
-    return tx
-      .updateTable('group_members')
-      .set({ scope })
-      .where('app_id', '=', appId)
-      .where('guid', '=', guid)
-      .where('uid', '=', uid)
-      .returningAll()
-      .executeTakeFirst();
+    return tx.updateTable('group_members').set({ scope }).where('app_id', '=', appId).where('guid', '=', guid).where('uid', '=', uid).returningAll().executeTakeFirst();
   }
 
   async remove(appId: string, guid: string, uid: string, tx: Executor = this.db): Promise<boolean> {
-    const result = await tx
-      .deleteFrom('group_members')
-      .where('app_id', '=', appId)
-      .where('guid', '=', guid)
-      .where('uid', '=', uid)
-      .executeTakeFirst();
+    const result = await tx.deleteFrom('group_members').where('app_id', '=', appId).where('guid', '=', guid).where('uid', '=', uid).executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
 
@@ -87,13 +59,7 @@ export class GroupMembersRepository {
    * A page of members with their users, in uid order, which the primary key serves: a page
    * costs the same in a group of 1k or 100k members.
    */
-  async list(
-    appId: string,
-    guid: string,
-    filter: { scopes?: MemberScope[]; status?: string },
-    page: PageRequest,
-    tx: Executor = this.db,
-  ): Promise<MemberWithUser[]> {
+  async list(appId: string, guid: string, filter: { scopes?: MemberScope[]; status?: string }, page: PageRequest, tx: Executor = this.db): Promise<MemberWithUser[]> {
     let query = tx
       .selectFrom('group_members as m')
       .innerJoin('users as u', (join) => join.onRef('u.app_id', '=', 'm.app_id').onRef('u.uid', '=', 'm.uid'))
@@ -118,22 +84,10 @@ export class GroupMembersRepository {
   }
 
   async count(appId: string, guid: string, filter: { scopes?: MemberScope[]; status?: string }, tx: Executor = this.db): Promise<number> {
-    let query = tx
-      .selectFrom('group_members as m')
-      .where('m.app_id', '=', appId)
-      .where('m.guid', '=', guid);
+    let query = tx.selectFrom('group_members as m').where('m.app_id', '=', appId).where('m.guid', '=', guid);
     if (filter.scopes?.length) query = query.where('m.scope', 'in', filter.scopes);
     if (filter.status) {
-      query = query.where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom('users as u')
-            .select('u.uid')
-            .whereRef('u.app_id', '=', 'm.app_id')
-            .whereRef('u.uid', '=', 'm.uid')
-            .where('u.status', '=', filter.status!),
-        ),
-      );
+      query = query.where((eb) => eb.exists(eb.selectFrom('users as u').select('u.uid').whereRef('u.app_id', '=', 'm.app_id').whereRef('u.uid', '=', 'm.uid').where('u.status', '=', filter.status!)));
     }
     const row = await query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);
@@ -145,11 +99,7 @@ export class GroupMembersRepository {
    * Inserts memberships of any groups in one statement (the data import); those that exist
    * already are skipped. Returns the rows inserted.
    */
-  async insertAcrossGroups(
-    appId: string,
-    members: Array<{ guid: string; uid: string; scope: MemberScope; joinedAt: Date }>,
-    tx: Executor = this.db,
-  ): Promise<MemberRow[]> {
+  async insertAcrossGroups(appId: string, members: Array<{ guid: string; uid: string; scope: MemberScope; joinedAt: Date }>, tx: Executor = this.db): Promise<MemberRow[]> {
     if (members.length === 0) return [];
     const records = members.map((m) => ({ guid: m.guid, uid: m.uid, scope: m.scope, joined_at: m.joinedAt.toISOString() }));
     const result = await sql<MemberRow>`
@@ -182,11 +132,7 @@ export class GroupMembersRepository {
   }
 
   /** Bans users from any groups in one statement; existing bans are skipped. Returns the bans made. */
-  async banAcrossGroups(
-    appId: string,
-    bans: Array<{ guid: string; uid: string; bannedAt: Date }>,
-    tx: Executor = this.db,
-  ): Promise<BanRow[]> {
+  async banAcrossGroups(appId: string, bans: Array<{ guid: string; uid: string; bannedAt: Date }>, tx: Executor = this.db): Promise<BanRow[]> {
     if (bans.length === 0) return [];
     const records = bans.map((b) => ({ guid: b.guid, uid: b.uid, banned_at: b.bannedAt.toISOString() }));
     const result = await sql<BanRow>`
@@ -204,13 +150,7 @@ export class GroupMembersRepository {
   /** Which of the given users are banned from the group. */
   async bannedAmong(appId: string, guid: string, uids: string[], tx: Executor = this.db): Promise<Set<string>> {
     if (uids.length === 0) return new Set();
-    const rows = await tx
-      .selectFrom('group_bans')
-      .select('uid')
-      .where('app_id', '=', appId)
-      .where('guid', '=', guid)
-      .where('uid', 'in', uids)
-      .execute();
+    const rows = await tx.selectFrom('group_bans').select('uid').where('app_id', '=', appId).where('guid', '=', guid).where('uid', 'in', uids).execute();
     return new Set(rows.map((row) => row.uid));
   }
 
@@ -227,12 +167,7 @@ export class GroupMembersRepository {
   }
 
   async unban(appId: string, guid: string, uid: string, tx: Executor = this.db): Promise<boolean> {
-    const result = await tx
-      .deleteFrom('group_bans')
-      .where('app_id', '=', appId)
-      .where('guid', '=', guid)
-      .where('uid', '=', uid)
-      .executeTakeFirst();
+    const result = await tx.deleteFrom('group_bans').where('app_id', '=', appId).where('guid', '=', guid).where('uid', '=', uid).executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
 

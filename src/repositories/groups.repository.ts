@@ -113,14 +113,7 @@ export class GroupsRepository {
    */
   async getManyForUpdate(appId: string, guids: string[], tx: Executor): Promise<GroupRow[]> {
     if (guids.length === 0) return [];
-    return tx
-      .selectFrom('groups')
-      .selectAll()
-      .where('app_id', '=', appId)
-      .where('guid', 'in', guids)
-      .orderBy('guid')
-      .forNoKeyUpdate()
-      .execute();
+    return tx.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', 'in', guids).orderBy('guid').forNoKeyUpdate().execute();
   }
 
   async get(appId: string, guid: string, tx: Executor = this.db): Promise<GroupRow | undefined> {
@@ -135,22 +128,10 @@ export class GroupsRepository {
 
   /** The group, its row locked until the transaction ends (member changes serialise on it). */
   async getForUpdate(appId: string, guid: string, tx: Executor): Promise<GroupRow | undefined> {
-    return tx
-      .selectFrom('groups')
-      .selectAll()
-      .where('app_id', '=', appId)
-      .where('guid', '=', guid)
-      .forUpdate()
-      .executeTakeFirst();
+    return tx.selectFrom('groups').selectAll().where('app_id', '=', appId).where('guid', '=', guid).forUpdate().executeTakeFirst();
   }
 
-  async list(
-    appId: string,
-    filter: GroupListFilter,
-    page: PageRequest,
-    viewer: string | undefined,
-    tx: Executor = this.db,
-  ): Promise<{ rows: GroupWithViewer[]; total: number }> {
+  async list(appId: string, filter: GroupListFilter, page: PageRequest, viewer: string | undefined, tx: Executor = this.db): Promise<{ rows: GroupWithViewer[]; total: number }> {
     let query = tx
       .selectFrom('groups')
       .leftJoin('group_members as viewer', (join) =>
@@ -170,9 +151,7 @@ export class GroupsRepository {
     if (filter.searchKey) {
       const prefix = `${escapeLike(filter.searchKey.toLowerCase())}%`;
       const fields = filter.searchIn?.length ? filter.searchIn : ['name', 'guid'];
-      query = query.where((eb) =>
-        eb.or(fields.map((field) => (field === 'guid' ? eb('groups.guid', 'like', prefix) : eb(NAME_ORDER, 'like', prefix)))),
-      );
+      query = query.where((eb) => eb.or(fields.map((field) => (field === 'guid' ? eb('groups.guid', 'like', prefix) : eb(NAME_ORDER, 'like', prefix)))));
     }
     const order = filter.sortOrder;
     const sorted =
@@ -182,12 +161,7 @@ export class GroupsRepository {
           ? query.orderBy('groups.created_at', order).orderBy('groups.guid', order)
           : query.orderBy(NAME_ORDER, order).orderBy('groups.guid', order);
     const [rows, count] = await Promise.all([
-      sorted
-        .selectAll('groups')
-        .select(['viewer.scope as viewer_scope', 'viewer.joined_at as viewer_joined_at'])
-        .limit(page.perPage)
-        .offset(pageOffset(page))
-        .execute(),
+      sorted.selectAll('groups').select(['viewer.scope as viewer_scope', 'viewer.joined_at as viewer_joined_at']).limit(page.perPage).offset(pageOffset(page)).execute(),
       query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows: rows as GroupWithViewer[], total: Number(count.n) };

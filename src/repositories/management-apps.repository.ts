@@ -25,10 +25,29 @@ export interface AppKeyRow {
  * over all of them again until one deletes nothing.
  */
 const PURGE_ORDER = [
-  'api_keys', 'events', 'webhooks', 'app_settings', 'app_rate_limits', 'message_reactions', 'messages', 'conversation_states',
-  'user_conversations', 'conversations', 'conversation_versions', 'group_scope_permissions', 'group_members',
-  'group_bans', 'groups', 'auth_tokens', 'friends', 'blocked_users', 'users', 'user_counts', 'role_permissions',
-  'role_restricted_features', 'roles',
+  'api_keys',
+  'events',
+  'webhooks',
+  'app_settings',
+  'app_rate_limits',
+  'message_reactions',
+  'messages',
+  'conversation_states',
+  'user_conversations',
+  'conversations',
+  'conversation_versions',
+  'group_scope_permissions',
+  'group_members',
+  'group_bans',
+  'groups',
+  'auth_tokens',
+  'friends',
+  'blocked_users',
+  'users',
+  'user_counts',
+  'role_permissions',
+  'role_restricted_features',
+  'roles',
 ];
 
 /** Passes over the tables before giving up on a table that keeps getting rows. */
@@ -72,11 +91,7 @@ export class ManagementAppsRepository {
   }
 
   /** A page of the apps of `region`, oldest first, and how many match in all. */
-  async list(
-    region: string,
-    filter: { search?: string; limit: number; offset: number },
-    tx: Executor = this.db,
-  ): Promise<{ rows: ManagedAppRow[]; total: number }> {
+  async list(region: string, filter: { search?: string; limit: number; offset: number }, tx: Executor = this.db): Promise<{ rows: ManagedAppRow[]; total: number }> {
     let query = tx.selectFrom('apps').where('apps.region', '=', region);
     if (filter.search) {
       const pattern = `%${escapeLike(filter.search)}%`;
@@ -100,16 +115,18 @@ export class ManagementAppsRepository {
   /** The keys of the apps (their masked forms), oldest first. */
   async keysOf(appIds: readonly string[], tx: Executor = this.db): Promise<AppKeyRow[]> {
     if (appIds.length === 0) return [];
-    return tx
-      .selectFrom('api_keys')
-      .select(['app_id', 'key_hint', 'name', 'scope'])
-      .where('app_id', 'in', [...appIds])
-      .orderBy('app_id')
-      .orderBy('created_at')
-      // Keys made together (an app's first two): the fullAccess key first.
-      .orderBy('scope', 'desc')
-      .orderBy('key_hint')
-      .execute();
+    return (
+      tx
+        .selectFrom('api_keys')
+        .select(['app_id', 'key_hint', 'name', 'scope'])
+        .where('app_id', 'in', [...appIds])
+        .orderBy('app_id')
+        .orderBy('created_at')
+        // Keys made together (an app's first two): the fullAccess key first.
+        .orderBy('scope', 'desc')
+        .orderBy('key_hint')
+        .execute()
+    );
   }
 
   /** Users and groups created, and messages sent (action messages aside), in [from, to). */
@@ -130,7 +147,11 @@ export class ManagementAppsRepository {
    */
   async beginDeletion(appId: string, tx: Executor): Promise<void> {
     this.credentials?.invalidate(appId);
-    await tx.insertInto('app_deletions').values({ app_id: appId }).onConflict((oc) => oc.column('app_id').doNothing()).execute();
+    await tx
+      .insertInto('app_deletions')
+      .values({ app_id: appId })
+      .onConflict((oc) => oc.column('app_id').doNothing())
+      .execute();
     await tx.deleteFrom('api_keys').where('app_id', '=', appId).execute();
     // Again, in case a request cached a key while the delete ran.
     this.credentials?.invalidate(appId);

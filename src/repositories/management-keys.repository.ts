@@ -53,7 +53,10 @@ export class ManagementKeysRepository {
   }
 
   async count(tx: Executor = this.db): Promise<number> {
-    const row = await tx.selectFrom('management_keys').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const row = await tx
+      .selectFrom('management_keys')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 

@@ -184,7 +184,7 @@ export const VISIBLE_CONVERSATIONS_READ_EACH = 256;
  * where the walk took 2.5). Both branches are in the statement, gated on the count (a one-time
  * filter): only one runs.
  */
-function visiblePageQuery(p: SqlParams, app: string, uid: string, where: string[], keyset: Keyset): string {
+function visiblePageQuery(_p: SqlParams, app: string, uid: string, where: string[], keyset: Keyset): string {
   const order = `order by id ${keyset.append ? 'asc' : 'desc'} limit ${keyset.limit}`;
   const visible = `select conversation_id from user_conversations where app_id = ${app} and uid = ${uid}
                    union all

@@ -152,7 +152,8 @@ export class MessagePagesRepository {
     const results = new Array<PageResult>(items.length);
     await Promise.all(
       [...shapes].map(async ([statement, same]) => {
-        const rows = await SqlParams.rowsOfEach<PageRow>(tx, statement, same.map((s) => s.params));
+        const params = same.map((s) => s.params);
+        const rows = await SqlParams.rowsOfEach<PageRow>(tx, statement, params);
         same.forEach(({ n }, i) => (results[n] = pageResult(items[n]!.reads, rows[i]![0]!)));
       }),
     );

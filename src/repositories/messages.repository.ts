@@ -2,11 +2,10 @@ import { sql } from 'kysely';
 import type { ReceiverType } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { visibleTo } from './message-visibility.js';
-import { type MessageRow } from './row-codecs.js';
+import type { MessageRow } from './row-codecs.js';
 import { sendChecks, sendFactsOf, type SendCheckRow, type SendFacts } from './send-checks.js';
 
 export type { MessageRow } from './row-codecs.js';
-
 
 export interface NewMessage {
   conversationId: string;
@@ -59,7 +58,12 @@ export class MessagesRepository {
   }
 
   async get(appId: string, id: string, tx: Executor = this.db): Promise<MessageRow | undefined> {
-    return tx.selectFrom('messages').selectAll().where('app_id', '=', appId).where('id', '=', id as never).executeTakeFirst();
+    return tx
+      .selectFrom('messages')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where('id', '=', id as never)
+      .executeTakeFirst();
   }
 
   /**
@@ -82,17 +86,16 @@ export class MessagesRepository {
   /** Messages by id (e.g. the last messages of a page of conversations); unknown ids are absent. */
   async getMany(appId: string, ids: string[], tx: Executor = this.db): Promise<MessageRow[]> {
     if (ids.length === 0) return [];
-    return tx.selectFrom('messages').selectAll().where('app_id', '=', appId).where('id', 'in', ids as never[]).execute();
-  }
-
-  async getByMuid(appId: string, sender: string, muid: string, tx: Executor = this.db): Promise<MessageRow | undefined> {
     return tx
       .selectFrom('messages')
       .selectAll()
       .where('app_id', '=', appId)
-      .where('sender', '=', sender)
-      .where('muid', '=', muid)
-      .executeTakeFirst();
+      .where('id', 'in', ids as never[])
+      .execute();
+  }
+
+  async getByMuid(appId: string, sender: string, muid: string, tx: Executor = this.db): Promise<MessageRow | undefined> {
+    return tx.selectFrom('messages').selectAll().where('app_id', '=', appId).where('sender', '=', sender).where('muid', '=', muid).executeTakeFirst();
   }
 
   /**
@@ -101,7 +104,13 @@ export class MessagesRepository {
    */
   async getForUpdate(appId: string, id: string, tx: Executor, viewer?: string | null): Promise<MessageRow | undefined> {
     if (viewer === undefined) {
-      return tx.selectFrom('messages').selectAll().where('app_id', '=', appId).where('id', '=', id as never).forNoKeyUpdate().executeTakeFirst();
+      return tx
+        .selectFrom('messages')
+        .selectAll()
+        .where('app_id', '=', appId)
+        .where('id', '=', id as never)
+        .forNoKeyUpdate()
+        .executeTakeFirst();
     }
     const result = await sql<MessageRow>`
       select m.* from messages m, (select ${viewer}::text as uid) as v
@@ -111,12 +120,7 @@ export class MessagesRepository {
   }
 
   /** An edit: new content, and who edited it when. */
-  async edit(
-    appId: string,
-    id: string,
-    edit: { dataJson: string; tags: string[]; mentionedUids: string[]; editedBy: string },
-    tx: Executor,
-  ): Promise<MessageRow | undefined> {
+  async edit(appId: string, id: string, edit: { dataJson: string; tags: string[]; mentionedUids: string[]; editedBy: string }, tx: Executor): Promise<MessageRow | undefined> {
     return tx
       .updateTable('messages')
       .set({
@@ -156,12 +160,7 @@ export class MessagesRepository {
       .where((eb) =>
         eb.or([
           eb('id', '=', id as never),
-          eb.and([
-            eb('id', '>', id as never),
-            eb('category', '=', 'action'),
-            eb('type', '=', 'message'),
-            eb(sql<string>`data->'entities'->'on'->'entity'->>'id'`, '=', id),
-          ]),
+          eb.and([eb('id', '>', id as never), eb('category', '=', 'action'), eb('type', '=', 'message'), eb(sql<string>`data->'entities'->'on'->'entity'->>'id'`, '=', id)]),
         ]),
       )
       .returning('id')
@@ -191,5 +190,4 @@ export class MessagesRepository {
       order by m.id asc offset ${page.offset} limit ${page.limit}`.execute(tx);
     return result.rows;
   }
-
 }

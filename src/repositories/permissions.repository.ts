@@ -22,11 +22,7 @@ export class PermissionsRepository {
 
   /** The permissions set on a role; only `permissions` when given. */
   async listForRole(appId: string, role: string, permissions?: string[], tx: Executor = this.db): Promise<PermissionRow[]> {
-    let query = tx
-      .selectFrom('role_permissions')
-      .select(['permission', 'value', 'created_at', 'updated_at'])
-      .where('app_id', '=', appId)
-      .where('role', '=', role);
+    let query = tx.selectFrom('role_permissions').select(['permission', 'value', 'created_at', 'updated_at']).where('app_id', '=', appId).where('role', '=', role);
     if (permissions) query = query.where('permission', 'in', permissions);
     return query.orderBy('permission').execute();
   }
@@ -38,29 +34,17 @@ export class PermissionsRepository {
     await tx
       .insertInto('role_permissions')
       .values(entries.map((entry) => ({ app_id: appId, role, permission: entry.permission, value: entry.valueJson, created_at: now })))
-      .onConflict((oc) =>
-        oc.columns(['app_id', 'role', 'permission']).doUpdateSet({ value: sql`excluded.value`, updated_at: now }),
-      )
+      .onConflict((oc) => oc.columns(['app_id', 'role', 'permission']).doUpdateSet({ value: sql`excluded.value`, updated_at: now }))
       .execute();
   }
 
   async deleteForRole(appId: string, role: string, permission: string, tx: Executor = this.db): Promise<void> {
-    await tx
-      .deleteFrom('role_permissions')
-      .where('app_id', '=', appId)
-      .where('role', '=', role)
-      .where('permission', '=', permission)
-      .execute();
+    await tx.deleteFrom('role_permissions').where('app_id', '=', appId).where('role', '=', role).where('permission', '=', permission).execute();
   }
 
   /** The permissions set on a scope of a group; only `permissions` when given. */
   async listForScope(appId: string, guid: string, scope: MemberScope, permissions?: string[], tx: Executor = this.db): Promise<PermissionRow[]> {
-    let query = tx
-      .selectFrom('group_scope_permissions')
-      .select(['permission', 'value', 'created_at', 'updated_at'])
-      .where('app_id', '=', appId)
-      .where('guid', '=', guid)
-      .where('scope', '=', scope);
+    let query = tx.selectFrom('group_scope_permissions').select(['permission', 'value', 'created_at', 'updated_at']).where('app_id', '=', appId).where('guid', '=', guid).where('scope', '=', scope);
     if (permissions) query = query.where('permission', 'in', permissions);
     return query.orderBy('permission').execute();
   }
@@ -72,19 +56,11 @@ export class PermissionsRepository {
     await tx
       .insertInto('group_scope_permissions')
       .values(entries.map((entry) => ({ app_id: appId, guid, scope, permission: entry.permission, value: entry.valueJson, created_at: now })))
-      .onConflict((oc) =>
-        oc.columns(['app_id', 'guid', 'scope', 'permission']).doUpdateSet({ value: sql`excluded.value`, updated_at: now }),
-      )
+      .onConflict((oc) => oc.columns(['app_id', 'guid', 'scope', 'permission']).doUpdateSet({ value: sql`excluded.value`, updated_at: now }))
       .execute();
   }
 
   async deleteForScope(appId: string, guid: string, scope: MemberScope, permission: string, tx: Executor = this.db): Promise<void> {
-    await tx
-      .deleteFrom('group_scope_permissions')
-      .where('app_id', '=', appId)
-      .where('guid', '=', guid)
-      .where('scope', '=', scope)
-      .where('permission', '=', permission)
-      .execute();
+    await tx.deleteFrom('group_scope_permissions').where('app_id', '=', appId).where('guid', '=', guid).where('scope', '=', scope).where('permission', '=', permission).execute();
   }
 }

@@ -1,10 +1,4 @@
-import {
-  secondsUntilEnd,
-  windowEndSeconds,
-  type AppClass,
-  type RateLimitClass,
-  type UserClass,
-} from '../domain/rate-limits.js';
+import { secondsUntilEnd, windowEndSeconds, type AppClass, type RateLimitClass, type UserClass } from '../domain/rate-limits.js';
 
 /**
  * One request's count against its limits: what it is counted against (set by the caller), and

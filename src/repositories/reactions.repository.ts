@@ -61,7 +61,11 @@ export class ReactionsRepository {
     page: { reaction?: string; afterId?: string; limit: number; reactorsIn?: { guid: string; scopes: MemberScope[] } },
     tx: Executor = this.db,
   ): Promise<ReactionRow[]> {
-    let query = tx.selectFrom('message_reactions as r').selectAll('r').where('r.app_id', '=', appId).where('r.message_id', '=', messageId as never);
+    let query = tx
+      .selectFrom('message_reactions as r')
+      .selectAll('r')
+      .where('r.app_id', '=', appId)
+      .where('r.message_id', '=', messageId as never);
     if (page.reaction !== undefined) query = query.where('r.reaction', '=', page.reaction);
     const reactorsIn = page.reactorsIn;
     if (reactorsIn) {

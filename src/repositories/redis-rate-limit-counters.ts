@@ -207,9 +207,6 @@ export class RedisRateLimitCounters implements RateLimitCounters {
     this.degraded = true;
     if (now - this.lastWarning < WARN_EVERY_MS) return;
     this.lastWarning = now;
-    this.options.log.warn(
-      { redis: this.where, err: { message: error.message } },
-      'rate limits: Redis does not answer; counting in this node\'s memory until it does (limits are per node meanwhile)',
-    );
+    this.options.log.warn({ redis: this.where, err: { message: error.message } }, "rate limits: Redis does not answer; counting in this node's memory until it does (limits are per node meanwhile)");
   }
 }

@@ -117,13 +117,7 @@ export class RolesRepository {
   }
 
   async listFeatures(appId: string, role: string, tx: Executor = this.db): Promise<Array<{ feature: string; created_at: Date }>> {
-    return tx
-      .selectFrom('role_restricted_features')
-      .select(['feature', 'created_at'])
-      .where('app_id', '=', appId)
-      .where('role', '=', role)
-      .orderBy('feature')
-      .execute();
+    return tx.selectFrom('role_restricted_features').select(['feature', 'created_at']).where('app_id', '=', appId).where('role', '=', role).orderBy('feature').execute();
   }
 
   /** Restricts features; those already restricted keep their time. */

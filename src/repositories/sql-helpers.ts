@@ -41,9 +41,7 @@ export function conversationMessages(alias: string, conversation: string, from?:
   const c = `${conversation} collate "C"`;
   const column = `${alias}.conversation_id`;
   if (from === undefined) return `${column} >= ${c} and ${column} <= ${c}`;
-  return 'after' in from
-    ? `(${column}, ${alias}.id) > (${c}, ${from.after}) and ${column} <= ${c}`
-    : `(${column}, ${alias}.id) < (${c}, ${from.before}) and ${column} >= ${c}`;
+  return 'after' in from ? `(${column}, ${alias}.id) > (${c}, ${from.after}) and ${column} <= ${c}` : `(${column}, ${alias}.id) < (${c}, ${from.before}) and ${column} >= ${c}`;
 }
 
 /** The order of conversationMessages: by (conversation_id, id), oldest or newest first. */

@@ -11,9 +11,20 @@ export type UserRow = Selectable<UsersTable>;
 
 /** A user row as one JSON array (see json-rows.ts): lists and pages read their users this way. */
 export const USER_ROW = jsonRowCodec<UserRow>({
-  app_id: 'value', uid: 'value', name: 'value', avatar: 'value', link: 'value', role: 'value', status_message: 'value',
-  metadata: 'value', tags: 'value', status: 'value', created_at: 'timestamp', updated_at: 'timestamp',
-  last_active_at: 'timestamp', deactivated_at: 'timestamp',
+  app_id: 'value',
+  uid: 'value',
+  name: 'value',
+  avatar: 'value',
+  link: 'value',
+  role: 'value',
+  status_message: 'value',
+  metadata: 'value',
+  tags: 'value',
+  status: 'value',
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
+  last_active_at: 'timestamp',
+  deactivated_at: 'timestamp',
 });
 
 export interface NewUser {
@@ -112,8 +123,7 @@ export const DEEP_PAGE_OFFSET = 1_000;
 /** searchKey: a case-insensitive prefix of the name or uid (or of the fields named). */
 function matchesSearch(searchKey: string, fields: ReadonlyArray<'name' | 'uid'> = ['name', 'uid']) {
   const prefix = `${escapeLike(searchKey.toLowerCase())}%`;
-  return (eb: ExpressionBuilder<DB, 'users'>) =>
-    eb.or(fields.map((field) => (field === 'uid' ? eb('uid', 'like', prefix) : eb(NAME_ORDER, 'like', prefix))));
+  return (eb: ExpressionBuilder<DB, 'users'>) => eb.or(fields.map((field) => (field === 'uid' ? eb('uid', 'like', prefix) : eb(NAME_ORDER, 'like', prefix))));
 }
 
 /**
@@ -123,6 +133,7 @@ function matchesSearch(searchKey: string, fields: ReadonlyArray<'name' | 'uid'> 
 export async function listUsersIn(
   tx: Executor,
   appId: string,
+  // biome-ignore lint/suspicious/noExplicitAny: any query whose rows have a uid
   uids: SelectQueryBuilder<DB, any, { uid: string }>,
   searchKey: string | undefined,
   page: PageRequest,
@@ -172,7 +183,10 @@ export class UsersRepository {
    */
   async insertMany(appId: string, users: NewUser[], tx: Executor = this.db): Promise<UserRow[]> {
     if (users.length === 0) return [];
-    const rows = await insertUsers(tx, users.map((user) => ({ appId, user })));
+    const rows = await insertUsers(
+      tx,
+      users.map((user) => ({ appId, user })),
+    );
     this.noteBulkWrite(rows.length);
     return rows;
   }
@@ -183,14 +197,7 @@ export class UsersRepository {
    */
   async lockExisting(appId: string, uids: string[], tx: Executor): Promise<Set<string>> {
     if (uids.length === 0) return new Set();
-    const rows = await tx
-      .selectFrom('users')
-      .select('uid')
-      .where('app_id', '=', appId)
-      .where('uid', 'in', uids)
-      .orderBy('uid')
-      .forKeyShare()
-      .execute();
+    const rows = await tx.selectFrom('users').select('uid').where('app_id', '=', appId).where('uid', 'in', uids).orderBy('uid').forKeyShare().execute();
     return new Set(rows.map((row) => row.uid));
   }
 
@@ -229,12 +236,7 @@ export class UsersRepository {
     });
   }
 
-  async list(
-    appId: string,
-    filter: UserListFilter,
-    page: PageRequest,
-    tx: Executor = this.db,
-  ): Promise<{ rows: UserRow[]; total: number }> {
+  async list(appId: string, filter: UserListFilter, page: PageRequest, tx: Executor = this.db): Promise<{ rows: UserRow[]; total: number }> {
     let query = tx.selectFrom('users').where('app_id', '=', appId);
     if (filter.deactivated === 'exclude') query = query.where('deactivated_at', 'is', null);
     if (filter.deactivated === 'only') query = query.where('deactivated_at', 'is not', null);
@@ -252,13 +254,14 @@ export class UsersRepository {
     // rows skipped.
     // Each row as one JSON array: the driver's field-by-field parsing of 14 columns was most of
     // a 100-user page's CPU.
-    const pageQuery = indexed && offset >= DEEP_PAGE_OFFSET
-      ? tx
-          .selectFrom('users')
-          .select(USER_ROW.select('users').as('row'))
-          .where('app_id', '=', appId)
-          .where('uid', '=', anyOfQuery(query.select('uid').orderBy(NAME_ORDER).orderBy('uid').limit(page.perPage).offset(offset)))
-      : query.select(USER_ROW.select('users').as('row')).limit(page.perPage).offset(offset);
+    const pageQuery =
+      indexed && offset >= DEEP_PAGE_OFFSET
+        ? tx
+            .selectFrom('users')
+            .select(USER_ROW.select('users').as('row'))
+            .where('app_id', '=', appId)
+            .where('uid', '=', anyOfQuery(query.select('uid').orderBy(NAME_ORDER).orderBy('uid').limit(page.perPage).offset(offset)))
+        : query.select(USER_ROW.select('users').as('row')).limit(page.perPage).offset(offset);
     const [rows, total] = await Promise.all([
       pageQuery
         .orderBy(NAME_ORDER)
@@ -297,14 +300,7 @@ export class UsersRepository {
     if (changes.statusMessage !== undefined) set.status_message = changes.statusMessage;
     if (changes.metadataJson !== undefined) set.metadata = changes.metadataJson;
     if (changes.tags !== undefined) set.tags = changes.tags;
-    return tx
-      .updateTable('users')
-      .set(set)
-      .where('app_id', '=', appId)
-      .where('uid', '=', uid)
-      .where('deactivated_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
+    return tx.updateTable('users').set(set).where('app_id', '=', appId).where('uid', '=', uid).where('deactivated_at', 'is', null).returningAll().executeTakeFirst();
   }
 
   /**
@@ -340,13 +336,7 @@ export class UsersRepository {
    */
   async lockActive(appId: string, uids: string[], strength: 'keyShare' | 'noKeyUpdate', tx: Executor): Promise<Set<string>> {
     if (uids.length === 0) return new Set();
-    const query = tx
-      .selectFrom('users')
-      .select('uid')
-      .where('app_id', '=', appId)
-      .where('uid', 'in', uids)
-      .where('deactivated_at', 'is', null)
-      .orderBy('uid');
+    const query = tx.selectFrom('users').select('uid').where('app_id', '=', appId).where('uid', 'in', uids).where('deactivated_at', 'is', null).orderBy('uid');
     const rows = await (strength === 'keyShare' ? query.forKeyShare() : query.forNoKeyUpdate()).execute();
     return new Set(rows.map((row) => row.uid));
   }

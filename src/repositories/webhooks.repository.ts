@@ -66,11 +66,7 @@ export class WebhooksRepository {
   }
 
   /** A page of the app's webhooks, oldest first, and how many match in all. */
-  async list(
-    appId: string,
-    filter: { nameContains?: string; limit: number; offset: number },
-    tx: Executor = this.db,
-  ): Promise<{ rows: WebhookRow[]; total: number }> {
+  async list(appId: string, filter: { nameContains?: string; limit: number; offset: number }, tx: Executor = this.db): Promise<{ rows: WebhookRow[]; total: number }> {
     let query = tx.selectFrom('webhooks').where('app_id', '=', appId);
     if (filter.nameContains) query = query.where('name', 'ilike', `%${escapeLike(filter.nameContains)}%`);
     const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(filter.limit).offset(filter.offset).execute();

@@ -2,13 +2,11 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { ID_MAX_LENGTH, ID_PATTERN, LIMITS, UNIX_SECONDS_MAX } from '../domain/normalize.js';
 
 /** A uid, guid or role id as sent by a client (any case; stored lower-cased). */
-export const Id = (description: string) =>
-  Type.String({ pattern: ID_PATTERN, minLength: 1, maxLength: ID_MAX_LENGTH, description });
+export const Id = (description: string) => Type.String({ pattern: ID_PATTERN, minLength: 1, maxLength: ID_MAX_LENGTH, description });
 
 export const Url = (description: string) => Type.String({ maxLength: LIMITS.urlLength, format: 'uri', description });
 
-export const Tags = (description: string) =>
-  Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.tagLength }), { maxItems: LIMITS.tagsPerEntity, description });
+export const Tags = (description: string) => Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.tagLength }), { maxItems: LIMITS.tagsPerEntity, description });
 
 /** Any JSON object, kept as sent. */
 export const JsonObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
@@ -41,9 +39,7 @@ export const PaginationMeta = Type.Object({
 });
 
 export const PageQuery = {
-  perPage: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: LIMITS.perPageMax, default: LIMITS.perPageDefault, description: 'Items per page.' }),
-  ),
+  perPage: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.perPageMax, default: LIMITS.perPageDefault, description: 'Items per page.' })),
   // Bounded: a huge page would overflow the offset (and `1e309` reads as Infinity).
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1.' })),
 };

@@ -34,7 +34,7 @@ export const ListConversationsQuery = Type.Object(
     conversationType: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('group')], { description: 'Only 1:1 (user) or group conversations.' })),
     unread: Type.Optional(Type.Boolean({ description: 'Only conversations with unread messages.' })),
     withTags: Type.Optional(Type.Boolean({ description: "Includes the viewer's tags of each conversation." })),
-    tags: TagList("Only conversations the viewer tagged with at least one of these."),
+    tags: TagList('Only conversations the viewer tagged with at least one of these.'),
     withUserAndGroupTags: Type.Optional(Type.Boolean({ description: 'Includes the tags of the user or group in conversationWith.' })),
     userTags: TagList('Only 1:1 conversations whose other user has at least one of these tags.'),
     groupTags: TagList('Only group conversations whose group has at least one of these tags.'),
@@ -49,9 +49,7 @@ export const UpdateConversationBody = Type.Object({
 
 export const ResetUserConversationBody = Type.Object({
   conversationWith: Type.Optional(Type.String({ maxLength: 200, description: 'The uid in the path (optional; checked when given).' })),
-  deleteMessagesPermanently: Type.Optional(
-    Type.Boolean({ description: 'Deletes the conversation and its messages permanently, for both users.' }),
-  ),
+  deleteMessagesPermanently: Type.Optional(Type.Boolean({ description: 'Deletes the conversation and its messages permanently, for both users.' })),
 });
 
 export const MarkConversationBody = Type.Object({

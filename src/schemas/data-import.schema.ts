@@ -76,9 +76,7 @@ export const ImportMessageRecord = Type.Object(
     senderUserDetails: Type.Optional(Type.Object(ImportUserRecord.properties, { description: 'The sender, created first when missing.' })),
     receiverUserDetails: Type.Optional(Type.Object(ImportUserRecord.properties, { description: 'The receiving user, created first when missing.' })),
     receiverGroupDetails: Type.Optional(Type.Object(ImportGroupDetails.properties, { description: 'The receiving group, created first when missing.' })),
-    receiverGroupOwnerDetails: Type.Optional(
-      Type.Object(ImportUserRecord.properties, { description: 'The owner of receiverGroupDetails, created first when missing.' }),
-    ),
+    receiverGroupOwnerDetails: Type.Optional(Type.Object(ImportUserRecord.properties, { description: 'The owner of receiverGroupDetails, created first when missing.' })),
     mentionedUserDetails: Type.Optional(
       Type.Record(Type.String(), Type.Object(ImportUserRecord.properties), {
         maxProperties: 100,
@@ -90,8 +88,7 @@ export const ImportMessageRecord = Type.Object(
 );
 
 /** The route bodies: the wrapper, an object keyed by record id. Records are checked one by one. */
-const Wrapper = <T extends TSchema>(record: T, key: string) =>
-  Type.Record(Type.String(), record, { description: `The records, keyed by ${key}; each key must equal the record's ${key}.` });
+const Wrapper = <T extends TSchema>(record: T, key: string) => Type.Record(Type.String(), record, { description: `The records, keyed by ${key}; each key must equal the record's ${key}.` });
 
 export const ImportUsersBody = Type.Object({ users: Wrapper(ImportUserRecord, 'uid') });
 export const ImportGroupsBody = Type.Object({ groups: Wrapper(ImportGroupRecord, 'guid') });
@@ -118,8 +115,7 @@ export const ImportMessagesQuery = Type.Object({
 const RecordError = Type.Object({ code: Type.String(), message: Type.String(), details: Type.Optional(Type.Record(Type.String(), Type.String())) });
 
 /** One record's result: the stored entity, or why it was refused. */
-const RecordResult = <T extends TSchema>(entity: T) =>
-  Type.Object({ success: Type.Boolean(), data: Type.Optional(entity), error: Type.Optional(RecordError) });
+const RecordResult = <T extends TSchema>(entity: T) => Type.Object({ success: Type.Boolean(), data: Type.Optional(entity), error: Type.Optional(RecordError) });
 
 export const ImportedMember = Type.Object({
   guid: Type.String(),
@@ -130,8 +126,7 @@ export const ImportedMember = Type.Object({
   bannedAt: Type.Optional(UnixTime('When the user was banned.')),
 });
 
-const Results = <T extends TSchema>(entity: T, key: string) =>
-  Data(Type.Record(Type.String(), RecordResult(entity), { description: `The result of each record, keyed as sent (by ${key}).` }));
+const Results = <T extends TSchema>(entity: T, key: string) => Data(Type.Record(Type.String(), RecordResult(entity), { description: `The result of each record, keyed as sent (by ${key}).` }));
 
 export const ImportUsersResponse = Results(User, 'uid');
 export const ImportGroupsResponse = Results(Group, 'guid');

@@ -11,7 +11,5 @@ export const EventStreamQuery = Type.Object({
 });
 
 export const EventStreamHeaders = Type.Object({
-  'last-event-id': Type.Optional(
-    Type.String({ pattern: EVENT_ID_PATTERN, description: 'Resume after this event id (the `id` of the last event received), from the log.' }),
-  ),
+  'last-event-id': Type.Optional(Type.String({ pattern: EVENT_ID_PATTERN, description: 'Resume after this event id (the `id` of the last event received), from the log.' })),
 });

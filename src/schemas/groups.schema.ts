@@ -9,8 +9,7 @@ const GroupTypeSchema = Type.Union([Type.Literal('public'), Type.Literal('privat
 });
 export const ScopeSchema = Type.Union([Type.Literal('admin'), Type.Literal('moderator'), Type.Literal('participant')]);
 
-const UidList = (description: string) =>
-  Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_-]+$', minLength: 1, maxLength: 100 }), { maxItems: LIMITS.membersPerCall, description });
+const UidList = (description: string) => Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_-]+$', minLength: 1, maxLength: 100 }), { maxItems: LIMITS.membersPerCall, description });
 
 export const MembersInputSchema = Type.Object(
   {

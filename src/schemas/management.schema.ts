@@ -16,9 +16,7 @@ export const ManagementHeaders = Type.Object({
 export const WebhookHeaders = Type.Object({
   key: ManagementHeaders.properties.key,
   secret: ManagementHeaders.properties.secret,
-  'x-webhook-version': Type.Optional(
-    Type.Integer({ description: "Accepted and ignored: Parley's webhooks are the vendor's new webhooks (version 2) whatever it says." }),
-  ),
+  'x-webhook-version': Type.Optional(Type.Integer({ description: "Accepted and ignored: Parley's webhooks are the vendor's new webhooks (version 2) whatever it says." })),
 });
 
 /** Error statuses of the management routes. */
@@ -72,14 +70,10 @@ export const ListAppsQuery = Type.Object({
 
 export const AppResponse = Data(ManagedApp);
 export const AppListResponse = DataWithMeta(Type.Array(ManagedApp), PaginationMeta);
-export const DeleteAppResponse = Data(
-  Type.Object({ success: Type.Boolean(), scheduledToDeleteAt: UnixTime('When the app was deleted (unix seconds): Parley deletes it at once.') }),
-);
+export const DeleteAppResponse = Data(Type.Object({ success: Type.Boolean(), scheduledToDeleteAt: UnixTime('When the app was deleted (unix seconds): Parley deletes it at once.') }));
 
 export const UsageBody = Type.Object({
-  usePreviousBillingCycle: Type.Optional(
-    Type.Boolean({ description: 'The previous calendar month (UTC) instead of the current one so far.' }),
-  ),
+  usePreviousBillingCycle: Type.Optional(Type.Boolean({ description: 'The previous calendar month (UTC) instead of the current one so far.' })),
 });
 
 export const UsageResponse = Data(
@@ -102,20 +96,14 @@ export const UsageResponse = Data(
 // --- settings ------------------------------------------------------------------------------
 
 export const MapSettingsBody = Type.Object({
-  settings: Type.Optional(
-    Type.Record(Type.String(), Type.Boolean(), { maxProperties: 100, description: 'Setting keys and their values (at most 100 per call).' }),
-  ),
+  settings: Type.Optional(Type.Record(Type.String(), Type.Boolean(), { maxProperties: 100, description: 'Setting keys and their values (at most 100 per call).' })),
 });
 
 export const UnmapSettingsBody = Type.Object({
   settings: Type.Optional(
-    Type.Union(
-      [
-        Type.Array(Type.String({ maxLength: 100 }), { maxItems: 500 }),
-        Type.Record(Type.String(), Type.Unknown(), { maxProperties: 500 }),
-      ],
-      { description: 'The keys to unmap (a list, or an object whose keys are they); without it, every setting of the app.' },
-    ),
+    Type.Union([Type.Array(Type.String({ maxLength: 100 }), { maxItems: 500 }), Type.Record(Type.String(), Type.Unknown(), { maxProperties: 500 })], {
+      description: 'The keys to unmap (a list, or an object whose keys are they); without it, every setting of the app.',
+    }),
   ),
 });
 

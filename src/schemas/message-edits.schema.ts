@@ -13,7 +13,5 @@ export const UpdateMessageBody = Type.Object({
 });
 
 export const DeleteMessageBody = Type.Object({
-  permanent: Type.Optional(
-    Type.Boolean({ description: 'Removes the message (and the action messages carrying its content) instead of marking it deleted.' }),
-  ),
+  permanent: Type.Optional(Type.Boolean({ description: 'Removes the message (and the action messages carrying its content) instead of marking it deleted.' })),
 });

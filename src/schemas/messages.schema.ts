@@ -4,8 +4,7 @@ import { Data, DataWithMeta, JsonObject, ListQuery, Tags, UnixTime, UnixTimeInpu
 
 // receiver, receiverType, category and type are loose here: the service answers their
 // problems with the vendor's codes (ERR_EMPTY_RECEIVER, ERR_INVALID_RECEIVER_TYPE, ...).
-const IdList = (description: string) =>
-  Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: LIMITS.messageReceiversPerCall, description });
+const IdList = (description: string) => Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: LIMITS.messageReceiversPerCall, description });
 
 const Attachment = Type.Object(
   {
@@ -32,13 +31,9 @@ export const SendMessageBody = Type.Object({
   receiver: Type.Optional(Type.String({ maxLength: 200, description: 'uid or guid of the receiver.' })),
   receiverType: Type.Optional(Type.String({ maxLength: 20, description: 'user or group.' })),
   category: Type.Optional(Type.String({ maxLength: 20, description: 'message (default) or custom.' })),
-  type: Type.Optional(
-    Type.String({ maxLength: LIMITS.messageTypeLength, description: 'message: text (default), image, video, audio, file; custom: any type.' }),
-  ),
+  type: Type.Optional(Type.String({ maxLength: LIMITS.messageTypeLength, description: 'message: text (default), image, video, audio, file; custom: any type.' })),
   data: Type.Optional(MessageData),
-  muid: Type.Optional(
-    Type.String({ minLength: 1, maxLength: LIMITS.muidLength, description: "The client's id of the message: a send repeated with it answers the first message." }),
-  ),
+  muid: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.muidLength, description: "The client's id of the message: a send repeated with it answers the first message." })),
   tags: Type.Optional(Tags('Tags of the message.')),
   multipleReceivers: Type.Optional(
     Type.Object(
@@ -112,9 +107,7 @@ const MediaType = Type.Union([Type.Literal('image'), Type.Literal('video'), Type
 
 /** The parameters every message list takes. */
 const listFields = {
-  limit: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: LIMITS.messageLimitMax, description: `Messages per page, 1–${LIMITS.messageLimitMax}; default ${LIMITS.messageLimitDefault}.` }),
-  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.messageLimitMax, description: `Messages per page, 1–${LIMITS.messageLimitMax}; default ${LIMITS.messageLimitDefault}.` })),
   affix: Type.Optional(
     Type.Union([Type.Literal('append'), Type.Literal('prepend')], {
       description: 'append: messages after the cursor; prepend: before it. Default: append with id or sentAt, else prepend (the newest).',

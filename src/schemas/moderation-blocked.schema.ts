@@ -32,19 +32,14 @@ export const ListBlockedQuery = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1.' })),
 });
 
-export const BlockedListResponse = DataWithMeta(
-  Type.Array(BlockedItem),
-  Type.Object({ current: Type.Object({ limit: Type.Integer(), count: Type.Integer() }) }),
-);
+export const BlockedListResponse = DataWithMeta(Type.Array(BlockedItem), Type.Object({ current: Type.Object({ limit: Type.Integer(), count: Type.Integer() }) }));
 
 export const BlockedParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: MODERATION_LIMITS.idLength, description: 'The id of the held message.' }),
 });
 
 export const ReviewBlockedBody = Type.Object({
-  status: Type.Optional(
-    Type.Union([Type.Literal('approved'), Type.Literal('rejected')], { description: 'Approve (release it in its place) or reject (keep it hidden).' }),
-  ),
+  status: Type.Optional(Type.Union([Type.Literal('approved'), Type.Literal('rejected')], { description: 'Approve (release it in its place) or reject (keep it hidden).' })),
   reviewed: Type.Optional(Type.Boolean({ description: 'Whether the review is done (true when a status is given without it).' })),
 });
 

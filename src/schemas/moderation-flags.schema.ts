@@ -41,10 +41,7 @@ export const UpdateReasonBody = Type.Object({
 export const ReasonParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200, description: 'Id of a reason.' }) });
 
 export const ReasonResponse = Data(Reason);
-export const ReasonListResponse = DataWithMeta(
-  Type.Array(Reason),
-  Type.Object({ current: Type.Object({ limit: Type.Integer(), count: Type.Integer() }) }),
-);
+export const ReasonListResponse = DataWithMeta(Type.Array(Reason), Type.Object({ current: Type.Object({ limit: Type.Integer(), count: Type.Integer() }) }));
 /** At the top level, as the vendor's schema shows it (not under `data`). */
 export const ReasonDeleteResponse = SuccessMessage;
 

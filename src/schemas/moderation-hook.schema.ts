@@ -13,8 +13,7 @@ export const SetHookBody = Type.Object({
   url: Type.String({
     minLength: 1,
     maxLength: HOOK_LIMITS.urlLength,
-    description:
-      'The endpoint: https to a public host (unless the deployment sets PARLEY_WEBHOOK_ALLOW_PRIVATE=1), with no user name or password, whitespace or control characters.',
+    description: 'The endpoint: https to a public host (unless the deployment sets PARLEY_WEBHOOK_ALLOW_PRIVATE=1), with no user name or password, whitespace or control characters.',
   }),
   enabled: Type.Optional(Type.Boolean({ description: 'Whether messages are sent to the hook; true unless given.' })),
   timeoutMs: Type.Optional(

@@ -1,20 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import {
-  CONDITION_CATEGORIES,
-  CONDITION_OPERANDS,
-  CONDITION_OPERATORS,
-  MODERATION_ID_PATTERN,
-  MODERATION_LIMITS,
-  RULE_ACTIONS,
-} from '../domain/moderation/rules.js';
+import { CONDITION_CATEGORIES, CONDITION_OPERANDS, CONDITION_OPERATORS, MODERATION_ID_PATTERN, MODERATION_LIMITS, RULE_ACTIONS } from '../domain/moderation/rules.js';
 import { Data, DataWithMeta, SuccessMessage, UnixTime } from './common.schema.js';
 
 // Moderation rules and keyword lists (docs/compatibility.md, "Moderation rules and keyword
 // lists"). Operands, categories, operators and actions are checked by the service, which names
 // the allowed values in its answer; the schema checks types and lengths.
 
-const ModerationId = (description: string) =>
-  Type.String({ pattern: MODERATION_ID_PATTERN, minLength: 1, maxLength: MODERATION_LIMITS.idLength, description });
+const ModerationId = (description: string) => Type.String({ pattern: MODERATION_ID_PATTERN, minLength: 1, maxLength: MODERATION_LIMITS.idLength, description });
 
 const Name = (description: string) => Type.String({ minLength: 1, maxLength: MODERATION_LIMITS.nameLength, description });
 const Description = (description: string) => Type.String({ maxLength: MODERATION_LIMITS.descriptionLength, description });
@@ -118,10 +110,7 @@ export const DeleteResponse = Data(SuccessMessage);
 
 const ListCategory = Type.Union([Type.Literal('word'), Type.Literal('pattern')], { description: 'word (whole words, any case) or pattern (RE2 regular expressions); word unless given.' });
 const SearchTerms = Type.Union(
-  [
-    Type.String({ maxLength: MODERATION_LIMITS.listBytes, description: 'Comma-separated (read as CSV).' }),
-    Type.Array(Term, { maxItems: MODERATION_LIMITS.termsPerList }),
-  ],
+  [Type.String({ maxLength: MODERATION_LIMITS.listBytes, description: 'Comma-separated (read as CSV).' }), Type.Array(Term, { maxItems: MODERATION_LIMITS.termsPerList })],
   { description: `The terms: a list, or comma-separated text; 1 to ${MODERATION_LIMITS.termsPerList}, repeats dropped.` },
 );
 
@@ -148,9 +137,7 @@ export const UpdateKeywordListBody = Type.Object({
   searchTerms: Type.Optional(SearchTerms),
 });
 
-const File = Type.Optional(
-  Type.String({ format: 'binary', description: `A CSV file (RFC 4180, UTF-8, at most ${MODERATION_LIMITS.listBytes} bytes): every non-empty cell is a term.` }),
-);
+const File = Type.Optional(Type.String({ format: 'binary', description: `A CSV file (RFC 4180, UTF-8, at most ${MODERATION_LIMITS.listBytes} bytes): every non-empty cell is a term.` }));
 const FormTerms = Type.Optional(Type.String({ description: 'Comma-separated terms (read as CSV), if no file is sent; sent repeatedly, each is a line of it.' }));
 
 export const CreateKeywordListForm = Type.Object({

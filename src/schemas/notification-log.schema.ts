@@ -4,8 +4,7 @@ import { LOG_CHANNELS, LOG_LIMITS, LOG_MESSAGE_CATEGORIES, LOG_PROVIDERS, LOG_RE
 
 // The notification log (docs/notifications.md, "Logs"): the vendor's notifications-logs filters.
 
-const StringEnum = <T extends readonly string[]>(values: T, description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
+const StringEnum = <T extends readonly string[]>(values: T, description: string) => Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
 
 /** A message or reaction id: positive, within bigint (and JavaScript's exact integers). */
 const RowId = (description: string) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
@@ -36,9 +35,7 @@ export const NotificationLogQuery = Type.Object({
   success: Type.Optional(Type.Boolean({ description: 'Whether the provider took the notification (with notificationTriggered true or absent).' })),
   affix: Type.Optional(StringEnum(['append', 'prepend'] as const, 'With logId: entries after it (append) or before it (prepend); without: the oldest (append) or the newest (prepend, the default).')),
   logId: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$', description: 'The `_id` of an entry: the page starts next to it, in the direction of affix (append unless given).' })),
-  limit: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: LOG_LIMITS.pageMax, description: `Entries per page, ${LOG_LIMITS.pageDefault} unless given (a Parley extension).` }),
-  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LOG_LIMITS.pageMax, description: `Entries per page, ${LOG_LIMITS.pageDefault} unless given (a Parley extension).` })),
 });
 
 export const NotificationLogEntry = Type.Object(

@@ -73,7 +73,15 @@ const OneOnOne = section(
   'Events of 1:1 conversations.',
 );
 
-const Call = section(Object.fromEntries(CALL_EVENTS.flatMap((event) => [[`${event}Setting`, OnOff()], [`${event}Override`, Override()]])), 'Calls.');
+const Call = section(
+  Object.fromEntries(
+    CALL_EVENTS.flatMap((event) => [
+      [`${event}Setting`, OnOff()],
+      [`${event}Override`, Override()],
+    ]),
+  ),
+  'Calls.',
+);
 
 const muteProps = (schedule: TSchema) => ({
   dndPreferenceSetting: Type.Integer({ enum: [1, 2], description: '1: Do not disturb off. 2: Do not disturb on (no notification at all).' }),
@@ -110,7 +118,7 @@ const Push = section(
 const Preferences = section(
   {
     group: Group.whole,
-    bypassPreferencesForMentions: Flag("Mentioned users are notified of messages and replies whatever their preferences and mutes say."),
+    bypassPreferencesForMentions: Flag('Mentioned users are notified of messages and replies whatever their preferences and mutes say.'),
     call: Call.whole,
     oneOnOne: OneOnOne.whole,
     mute: Mute.whole,
@@ -156,7 +164,10 @@ const templateProps = (form: 'whole' | 'change') => ({
   ...Object.fromEntries(
     Object.entries(TEMPLATE_FIELDS).flatMap(([name, fields]) => {
       const shape = template(fields)[form];
-      return [[`${name}Default`, shape], [`${name}Privacy`, shape]];
+      return [
+        [`${name}Default`, shape],
+        [`${name}Privacy`, shape],
+      ];
     }),
   ),
 });
@@ -178,13 +189,9 @@ export const SuccessResponse = Data(Type.Object({ success: Type.Boolean() }));
 
 export const UidQuery = Type.Object({ uid: Id('The user, of this app.') });
 
-const userGroupChange = Object.fromEntries(
-  ['Messages', 'Replies', 'QuotedReplies'].map((name) => [`group${name}`, Level3(name.toLowerCase())]).concat([['groupReactions', Reactions()]]),
-);
+const userGroupChange = Object.fromEntries(['Messages', 'Replies', 'QuotedReplies'].map((name) => [`group${name}`, Level3(name.toLowerCase())]).concat([['groupReactions', Reactions()]]));
 for (const name of ['MemberLeft', 'MemberAdded', 'MemberJoined', 'MemberKicked', 'MemberBanned', 'MemberUnbanned', 'MemberScopeChanged']) userGroupChange[`group${name}`] = OnOff();
-const userOneOnOneChange = Object.fromEntries(
-  ['Messages', 'Replies', 'QuotedReplies'].map((name) => [`oneOnOne${name}`, Level3(name.toLowerCase())]).concat([['oneOnOneReactions', Reactions()]]),
-);
+const userOneOnOneChange = Object.fromEntries(['Messages', 'Replies', 'QuotedReplies'].map((name) => [`oneOnOne${name}`, Level3(name.toLowerCase())]).concat([['oneOnOneReactions', Reactions()]]));
 const UserMuteChange = {
   dnd: Type.Integer({ enum: [1, 2], description: '1: Do not disturb off. 2: On.' }),
   schedule: ScheduleChange,

@@ -55,8 +55,7 @@ export const UpdateFcmProviderBody = Type.Object({
   serviceAccountCreds: Type.Optional(ServiceAccountCreds),
 });
 
-const AppleId = (what: string) =>
-  Type.String({ minLength: 1, maxLength: PUSH_PROVIDER_LIMITS.fieldLength, description: `The ${what}: 10 letters and digits, as Apple’s developer account shows it.` });
+const AppleId = (what: string) => Type.String({ minLength: 1, maxLength: PUSH_PROVIDER_LIMITS.fieldLength, description: `The ${what}: 10 letters and digits, as Apple’s developer account shows it.` });
 
 const ApnsFields = {
   p8KeyFilename: Filename('The name of the uploaded .p8 file, kept to be shown.'),

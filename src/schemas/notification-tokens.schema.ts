@@ -18,7 +18,12 @@ const AuthToken = Type.String({
 });
 
 const Token = (description: string) =>
-  Type.String({ minLength: 1, maxLength: PUSH_TOKEN_LIMITS.tokenLength, pattern: PUSH_TOKEN_PATTERN, description: `${description} Printable ASCII, at most ${PUSH_TOKEN_LIMITS.tokenLength} characters.` });
+  Type.String({
+    minLength: 1,
+    maxLength: PUSH_TOKEN_LIMITS.tokenLength,
+    pattern: PUSH_TOKEN_PATTERN,
+    description: `${description} Printable ASCII, at most ${PUSH_TOKEN_LIMITS.tokenLength} characters.`,
+  });
 
 export const RegisterPushTokenBody = Type.Object({
   authToken: AuthToken,
@@ -33,9 +38,7 @@ export const RegisterPushTokenBody = Type.Object({
   fcmToken: Type.Optional(Token('The FCM registration token, for the fcm_* platforms.')),
   deviceToken: Type.Optional(Token('The APNs device token, for the apns_*_device platforms.')),
   voipToken: Type.Optional(Token('The APNs VoIP (PushKit) token, for the apns_*_voip platforms.')),
-  timezone: Type.Optional(
-    Type.String({ minLength: 1, maxLength: PUSH_TOKEN_LIMITS.timezoneLength, description: 'The IANA time zone of the device, e.g. Asia/Kolkata; kept with the token.' }),
-  ),
+  timezone: Type.Optional(Type.String({ minLength: 1, maxLength: PUSH_TOKEN_LIMITS.timezoneLength, description: 'The IANA time zone of the device, e.g. Asia/Kolkata; kept with the token.' })),
 });
 
 export const ListPushTokensQuery = Type.Object({

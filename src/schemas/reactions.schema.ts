@@ -13,9 +13,7 @@ export const ReactionParams = Type.Object({
 
 export const ReactionListQuery = Type.Object(
   {
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: LIMITS.reactionsPageMax, description: `Reactions per page, 1–${LIMITS.reactionsPageMax}; default ${LIMITS.reactionsPageMax}.` }),
-    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.reactionsPageMax, description: `Reactions per page, 1–${LIMITS.reactionsPageMax}; default ${LIMITS.reactionsPageMax}.` })),
     id: Type.Optional(Type.String({ pattern: '^[0-9]{1,30}$', description: 'Cursor: the reactions added after this one (meta.next.id).' })),
   },
   { additionalProperties: false },

@@ -8,9 +8,7 @@ export const SendThreadMessageBody = SendMessageBody;
 
 export const ThreadListQuery = Type.Object(
   {
-    perPage: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: LIMITS.perPageMax, description: `Replies per page, 1–${LIMITS.perPageMax}; default ${LIMITS.perPageDefault}.` }),
-    ),
+    perPage: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.perPageMax, description: `Replies per page, 1–${LIMITS.perPageMax}; default ${LIMITS.perPageDefault}.` })),
     // Bounded so that the offset stays a small integer.
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page number, from 1.' })),
   },
@@ -19,12 +17,7 @@ export const ThreadListQuery = Type.Object(
 
 export const ThreadListMeta = Type.Object({
   current: Type.Object({ limit: Type.Integer(), count: Type.Integer() }),
-  next: Type.Optional(
-    Type.Object(
-      { affix: Type.Literal('append'), id: Type.String(), sentAt: UnixTime('Unix seconds.') },
-      { description: 'The last reply of the page.' },
-    ),
-  ),
+  next: Type.Optional(Type.Object({ affix: Type.Literal('append'), id: Type.String(), sentAt: UnixTime('Unix seconds.') }, { description: 'The last reply of the page.' })),
 });
 
 export const ThreadListResponse = DataWithMeta(Type.Array(Message), ThreadListMeta);

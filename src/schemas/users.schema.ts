@@ -60,9 +60,7 @@ export const UpdateUserBody = Type.Object({
   statusMessage: Type.Optional(userFields.statusMessage),
   metadata: Type.Optional(userFields.metadata),
   tags: Type.Optional(userFields.tags),
-  unset: Type.Optional(
-    Type.Array(UnsettableUserField, { maxItems: 5, description: 'User attributes to remove: avatar, link, metadata, statusMessage, tags.' }),
-  ),
+  unset: Type.Optional(Type.Array(UnsettableUserField, { maxItems: 5, description: 'User attributes to remove: avatar, link, metadata, statusMessage, tags.' })),
 });
 export type UpdateUserBody = Static<typeof UpdateUserBody>;
 

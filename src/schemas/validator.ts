@@ -43,6 +43,7 @@ export function compileBodyValidator<T extends TSchema>(schema: T): ValidateFunc
 }
 
 /** Names of the array-typed properties of an object schema. */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON schema, as Fastify passes it
 function arrayProperties(schema: Record<string, any>): string[] {
   const properties = (schema.properties ?? {}) as Record<string, { type?: string }>;
   return Object.entries(properties)
@@ -55,6 +56,7 @@ function arrayProperties(schema: Record<string, any>): string[] {
  * comma-separated (`tags=a,b`, the vendor's `explode: false` style); both become one list
  * before validation.
  */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON schema, as Fastify passes it
 export function validatorCompiler({ schema, httpPart }: { schema: Record<string, any>; httpPart?: string }) {
   if (httpPart === 'body') return compiledOnFirstUse(() => strict.compile(schema));
   const validate = compiledOnFirstUse(() => coercing.compile(schema));
@@ -66,7 +68,12 @@ export function validatorCompiler({ schema, httpPart }: { schema: Record<string,
         const value = data[name];
         if (value === undefined) continue;
         const items = (Array.isArray(value) ? value : [value]).flatMap((item) =>
-          typeof item === 'string' ? item.split(',').map((part) => part.trim()).filter(Boolean) : [item],
+          typeof item === 'string'
+            ? item
+                .split(',')
+                .map((part) => part.trim())
+                .filter(Boolean)
+            : [item],
         );
         data[name] = items;
       }

@@ -46,9 +46,7 @@ export const RedeliverFailedBody = Type.Object({
   since: UnixTimeInput('Redeliver every failed delivery created since then (unix seconds).'),
 });
 
-export const RedeliverResponse = Data(
-  Type.Object({ success: Type.Boolean(), message: Type.String(), count: Type.Integer({ description: 'Deliveries made pending again.' }) }),
-);
+export const RedeliverResponse = Data(Type.Object({ success: Type.Boolean(), message: Type.String(), count: Type.Integer({ description: 'Deliveries made pending again.' }) }));
 
 export const RotateSecretBody = Type.Object({
   overlapSeconds: Type.Optional(

@@ -3,7 +3,7 @@ import { extended } from '../domain/objects.js';
 import type { GroupsRepository } from '../repositories/groups.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
 import type { UserRow, UsersRepository } from '../repositories/users.repository.js';
-import { type MessagesService } from './messages.service.js';
+import type { MessagesService } from './messages.service.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
 import { memberEvents, type MemberChange } from './views/events.view.js';
 import { groupEntity, toMessage, userEntity, type ActionEntities, type Entity, type Message } from './views/messages.view.js';
@@ -77,11 +77,7 @@ export class ActionMessages {
     tx: Executor,
   ): Promise<Message> {
     const { data, ...rest } = message;
-    const row = await this.deps.messages.storeInConversation(
-      appId,
-      extended(rest, { category: 'action', dataJson: JSON.stringify(data), tags: [], mentionedUids: [], muid: null }),
-      tx,
-    );
+    const row = await this.deps.messages.storeInConversation(appId, extended(rest, { category: 'action', dataJson: JSON.stringify(data), tags: [], mentionedUids: [], muid: null }), tx);
     // Without a muid there is no conflict: a row always comes back.
     return toMessage(row!, new Map(), new Map(), { withTags: false });
   }

@@ -24,11 +24,7 @@ export function isActorContext(ctx: RequestContext): ctx is ActorContext {
  * againIfDeletedMeanwhile for work done as the actor: a run again first reads the actor again
  * (`readActor`), since the row deleted meanwhile may be theirs; then they answer not found.
  */
-export function againAsActor<T>(
-  ctx: ActorContext,
-  readActor: (ctx: RequestContext) => Promise<ActorContext>,
-  work: (ctx: ActorContext) => Promise<T>,
-): Promise<T> {
+export function againAsActor<T>(ctx: ActorContext, readActor: (ctx: RequestContext) => Promise<ActorContext>, work: (ctx: ActorContext) => Promise<T>): Promise<T> {
   let first = true;
   return againIfDeletedMeanwhile(async () => {
     const current = first ? ctx : await readActor(ctx);

@@ -30,13 +30,18 @@ export class ApiKeysService {
   ) {}
 
   async create(ctx: RequestContext, input: { name: string; scope: ApiKeyScope }): Promise<ApiKey> {
-    return withTransaction(this.deps.db, 'create_api_key', async (tx) => {
-      await this.deps.apps.lock(ctx.appId, tx);
-      if ((await this.deps.apiKeys.count(ctx.appId, tx)) >= LIMITS.apiKeysPerApp) {
-        throw new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: LIMITS.apiKeysPerApp, what: 'API keys per app' } });
-      }
-      return this.insert(ctx.appId, input, tx);
-    }, ctx.log);
+    return withTransaction(
+      this.deps.db,
+      'create_api_key',
+      async (tx) => {
+        await this.deps.apps.lock(ctx.appId, tx);
+        if ((await this.deps.apiKeys.count(ctx.appId, tx)) >= LIMITS.apiKeysPerApp) {
+          throw new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: LIMITS.apiKeysPerApp, what: 'API keys per app' } });
+        }
+        return this.insert(ctx.appId, input, tx);
+      },
+      ctx.log,
+    );
   }
 
   /**

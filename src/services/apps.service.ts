@@ -63,13 +63,18 @@ export class AppsService {
     const name = input.name.trim();
     if (!name || name.length > 100) throw badRequest({ name: 'must be 1-100 characters' });
     try {
-      return await withTransaction(this.deps.db, 'create_app', async (tx) => {
-        const app = await this.deps.apps.create(appId, { name, region: this.deps.region }, tx);
-        const rest = await this.deps.apiKeys.insert(appId, { name: 'Rest API Key', scope: 'fullAccess' }, tx);
-        const auth = await this.deps.apiKeys.insert(appId, { name: 'Auth Key', scope: 'authOnly' }, tx);
-        await this.deps.roles.createDefault(appId, tx);
-        return { appId, name: app.name, region: app.region, createdAt: toUnix(app.created_at), apiKey: rest.apiKey, authKey: auth.apiKey };
-      }, ctx.log);
+      return await withTransaction(
+        this.deps.db,
+        'create_app',
+        async (tx) => {
+          const app = await this.deps.apps.create(appId, { name, region: this.deps.region }, tx);
+          const rest = await this.deps.apiKeys.insert(appId, { name: 'Rest API Key', scope: 'fullAccess' }, tx);
+          const auth = await this.deps.apiKeys.insert(appId, { name: 'Auth Key', scope: 'authOnly' }, tx);
+          await this.deps.roles.createDefault(appId, tx);
+          return { appId, name: app.name, region: app.region, createdAt: toUnix(app.created_at), apiKey: rest.apiKey, authKey: auth.apiKey };
+        },
+        ctx.log,
+      );
     } catch (error) {
       if (error instanceof UniqueViolation) throw badRequest({ appId: `an app with id ${appId} already exists` });
       throw error;

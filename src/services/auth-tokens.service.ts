@@ -38,10 +38,15 @@ export class AuthTokensService {
    */
   async create(ctx: RequestContext, rawUid: string): Promise<AuthToken> {
     const uid = normalizeId(rawUid);
-    return withTransaction(this.deps.db, 'create_auth_token', async (tx) => {
-      if (!(await this.deps.users.getActive(ctx.appId, uid, tx))) throw uidNotFound(uid);
-      return this.issue(ctx, uid, tx);
-    }, ctx.log);
+    return withTransaction(
+      this.deps.db,
+      'create_auth_token',
+      async (tx) => {
+        if (!(await this.deps.users.getActive(ctx.appId, uid, tx))) throw uidNotFound(uid);
+        return this.issue(ctx, uid, tx);
+      },
+      ctx.log,
+    );
   }
 
   /** Issues a token for an existing user inside the caller's transaction. */
@@ -72,12 +77,7 @@ export class AuthTokensService {
     return toAuthToken(await this.find(ctx, uid, token));
   }
 
-  async update(
-    ctx: RequestContext,
-    rawUid: string,
-    token: string,
-    changes: { platform?: string; userAgent?: string; appInfo?: Record<string, unknown> },
-  ): Promise<AuthToken> {
+  async update(ctx: RequestContext, rawUid: string, token: string, changes: { platform?: string; userAgent?: string; appInfo?: Record<string, unknown> }): Promise<AuthToken> {
     const uid = await this.requireUser(ctx, rawUid);
     const row = await this.find(ctx, uid, token);
     const appInfoJson = metadataJson(changes.appInfo, 'appInfo') ?? undefined;

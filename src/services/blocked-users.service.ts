@@ -47,7 +47,17 @@ export class BlockedUsersService {
   private async recordEvent(ctx: RequestContext, trigger: 'user_blocked' | 'user_unblocked', uid: string, changed: string[], tx: Tx): Promise<void> {
     if (changed.length === 0) return;
     const rows = new Map((await this.deps.users.getMany(ctx.appId, [uid, ...changed], tx)).map((row) => [row.uid, row]));
-    await this.deps.events.record(ctx.appId, [blockEvent(trigger, rows.get(uid)!, changed.map((other) => rows.get(other)!))], tx);
+    await this.deps.events.record(
+      ctx.appId,
+      [
+        blockEvent(
+          trigger,
+          rows.get(uid)!,
+          changed.map((other) => rows.get(other)!),
+        ),
+      ],
+      tx,
+    );
   }
 
   /** The shared steps of block and unblock: checks each uid, applies `write` to the valid ones. */
@@ -81,15 +91,15 @@ export class BlockedUsersService {
     );
   }
 
-  async list(
-    ctx: ActorContext,
-    rawUid: string,
-    input: PageRequest & { direction: BlockDirection; searchKey?: string },
-  ): Promise<{ data: RelatedUser[]; meta: PageMeta }> {
+  async list(ctx: ActorContext, rawUid: string, input: PageRequest & { direction: BlockDirection; searchKey?: string }): Promise<{ data: RelatedUser[]; meta: PageMeta }> {
     const { uid } = await this.deps.usersService.requireActive(ctx, rawUid);
     const page = { page: input.page, perPage: input.perPage };
     const { rows, total } = await this.deps.blocks.list(ctx.appId, uid, { direction: input.direction, searchKey: input.searchKey }, page);
-    const relations = await this.deps.blocks.relations(ctx.appId, uid, rows.map((row) => row.uid));
+    const relations = await this.deps.blocks.relations(
+      ctx.appId,
+      uid,
+      rows.map((row) => row.uid),
+    );
     return {
       data: rows.map((row) => extended(withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)), { conversationId: userConversationWireId(uid, row.uid) })),
       meta: pageMeta(page, total, rows.length),

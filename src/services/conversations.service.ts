@@ -18,7 +18,7 @@ import { guidNotFound } from './group-access.js';
 import { toGroup } from './views/groups.view.js';
 import type { MessageHistoryService } from './message-history.service.js';
 import type { Message } from './views/messages.view.js';
-import { type UsersService } from './users.service.js';
+import type { UsersService } from './users.service.js';
 import { toUser, withBlockFields } from './views/users.view.js';
 import { againAsActor, type ActorContext } from './actor.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
@@ -82,10 +82,7 @@ export class ConversationsService {
     };
     const page = { page: input.page, perPage: input.perPage };
     // The viewer (the actor) is checked while the page is read: a user who does not exist has no conversations.
-    const [{ actor }, { rows, total }] = await Promise.all([
-      this.deps.usersService.withActor(ctx),
-      this.deps.states.list(ctx.appId, viewer, filter, page),
-    ]);
+    const [{ actor }, { rows, total }] = await Promise.all([this.deps.usersService.withActor(ctx), this.deps.states.list(ctx.appId, viewer, filter, page)]);
     const data = await this.render(ctx, viewer, rows, {
       withTags: input.withTags ?? false,
       withEntityTags: input.withUserAndGroupTags ?? false,
@@ -132,11 +129,7 @@ export class ConversationsService {
    * from them up to the last message), and the conversation with it until a new message.
    * `deleteMessagesPermanently` (1:1 only) deletes the conversation and its messages for both.
    */
-  async reset(
-    ctx: RequestContext,
-    target: Target,
-    input: { conversationWith?: string; deleteMessagesPermanently?: boolean } = {},
-  ): Promise<{ success: true; message: string }> {
+  async reset(ctx: RequestContext, target: Target, input: { conversationWith?: string; deleteMessagesPermanently?: boolean } = {}): Promise<{ success: true; message: string }> {
     if (input.conversationWith !== undefined && normalizeId(input.conversationWith) !== normalizeId(target.id)) {
       throw badRequest({ conversationWith: 'must name the user in the path' });
     }
@@ -157,12 +150,7 @@ export class ConversationsService {
   }
 
   /** Clears the conversation for the viewer, for every participant, or deletes it with its messages. */
-  private async clear(
-    ctx: RequestContext,
-    located: Located,
-    target: Target | undefined,
-    scope: 'viewer' | 'everyone' | 'permanently',
-  ): Promise<{ success: true; message: string }> {
+  private async clear(ctx: RequestContext, located: Located, target: Target | undefined, scope: 'viewer' | 'everyone' | 'permanently'): Promise<{ success: true; message: string }> {
     const { viewer, conversationId } = located;
     await withTransaction(
       this.deps.db,
@@ -269,13 +257,7 @@ export class ConversationsService {
    * The conversation as the viewer sees it, else ERR_CONVERSATION_NOT_ACCESSIBLE: not part of
    * it, no message yet, or cleared by them. A user that never existed is ERR_UID_NOT_FOUND.
    */
-  private async visible(
-    ctx: RequestContext,
-    located: Located,
-    target: Target | undefined,
-    options: { content: boolean },
-    tx?: Executor,
-  ): Promise<ConversationViewRow> {
+  private async visible(ctx: RequestContext, located: Located, target: Target | undefined, options: { content: boolean }, tx?: Executor): Promise<ConversationViewRow> {
     const row = await this.deps.states.get(ctx.appId, located.viewer, located.conversationId, located.type, options, tx);
     if (row) return row;
     if (target?.type === 'user') {
@@ -286,12 +268,7 @@ export class ConversationsService {
   }
 
   /** Conversations with their last message and the other side, from one read of each. */
-  private async render(
-    ctx: RequestContext,
-    viewer: string,
-    rows: ConversationViewRow[],
-    options: { withTags: boolean; withEntityTags: boolean; viewerRow?: UserRow },
-  ): Promise<Conversation[]> {
+  private async render(ctx: RequestContext, viewer: string, rows: ConversationViewRow[], options: { withTags: boolean; withEntityTags: boolean; viewerRow?: UserRow }): Promise<Conversation[]> {
     if (rows.length === 0) return [];
     const uids = rows.filter((row) => row.conversation_type === 'user').map((row) => row.with_id);
     // The rows carry their last message and the other side (ConversationViewRow), so what is
@@ -302,24 +279,17 @@ export class ConversationsService {
     // A deleted last message is not shown (docs/compatibility.md, "The conversation object").
     const shown = rows.flatMap((row) => (row.last_message && row.last_message.deleted_at === null ? [row.last_message] : []));
     const messageCtx = extended(ctx, { onBehalfOf: viewer });
-    const [relations, rendered] = await Promise.all([
-      this.deps.blocked.relations(ctx.appId, viewer, uids),
-      this.deps.history.render(messageCtx, shown, { withTags: false, known: { users, groups } }),
-    ]);
+    const [relations, rendered] = await Promise.all([this.deps.blocked.relations(ctx.appId, viewer, uids), this.deps.history.render(messageCtx, shown, { withTags: false, known: { users, groups } })]);
     const messageById = new Map(rendered.map((message) => [message.id, message]));
     return rows.map((row) => {
       const conversationId = wireConversationId(row.conversation_id);
       let conversationWith: Record<string, unknown>;
       if (row.conversation_type === 'user') {
         const user = row.with_user;
-        conversationWith = user
-          ? extended(withBlockFields(toUser(user, { withTags: options.withEntityTags }), relations.get(row.with_id)), { conversationId })
-          : { uid: row.with_id, conversationId };
+        conversationWith = user ? extended(withBlockFields(toUser(user, { withTags: options.withEntityTags }), relations.get(row.with_id)), { conversationId }) : { uid: row.with_id, conversationId };
       } else {
         const group = row.with_group;
-        conversationWith = group
-          ? { ...toGroup(group, { scope: row.scope, joinedAt: row.joined_at }, { withTags: options.withEntityTags }) }
-          : { guid: row.with_id, conversationId };
+        conversationWith = group ? { ...toGroup(group, { scope: row.scope, joinedAt: row.joined_at }, { withTags: options.withEntityTags }) } : { guid: row.with_id, conversationId };
       }
       const conversation: Conversation = {
         conversationId,

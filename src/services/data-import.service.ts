@@ -11,7 +11,33 @@ import type { NewUser } from '../repositories/users.repository.js';
 import { toGroup, type Group } from './views/groups.view.js';
 import { toUser, type User } from './views/users.view.js';
 
-import { USERS, GROUPS, MEMBERS, validateUser, validateGroup, validateMember, recordsOf, check, attempt, failure, uidExists, guidExists, firstOfEach, sortBy, chunks, distinct, ImportCounts, prepareUser, prepareGroup, type RecordResult, type ImportedMember, type ImportUser, type ImportGroup, type ImportMember, type PreparedGroup } from './import-records.js';
+import {
+  USERS,
+  GROUPS,
+  MEMBERS,
+  validateUser,
+  validateGroup,
+  validateMember,
+  recordsOf,
+  check,
+  attempt,
+  failure,
+  uidExists,
+  guidExists,
+  firstOfEach,
+  sortBy,
+  chunks,
+  distinct,
+  ImportCounts,
+  prepareUser,
+  prepareGroup,
+  type RecordResult,
+  type ImportedMember,
+  type ImportUser,
+  type ImportGroup,
+  type ImportMember,
+  type PreparedGroup,
+} from './import-records.js';
 import type { ImportCallDeps } from './imported-entities.js';
 
 export type { ImportedMember, RecordResult } from './import-records.js';
@@ -46,10 +72,17 @@ export class DataImportService {
       else candidates.push({ key, user: outcome });
     }
     candidates = await this.deps.entities.withExistingRoles(ctx, candidates, (c) => c.user.role, results);
-    candidates = firstOfEach(candidates, (c) => c.user.uid, (c) => results.set(c.key, failure(uidExists(c.user.uid))));
+    candidates = firstOfEach(
+      candidates,
+      (c) => c.user.uid,
+      (c) => results.set(c.key, failure(uidExists(c.user.uid))),
+    );
 
     for (const chunk of chunks(sortBy(candidates, (c) => c.user.uid))) {
-      const rows = await this.deps.users.insertMany(ctx.appId, chunk.map((c) => c.user));
+      const rows = await this.deps.users.insertMany(
+        ctx.appId,
+        chunk.map((c) => c.user),
+      );
       const inserted = new Map(rows.map((row) => [row.uid, row]));
       for (const { key, user } of chunk) {
         const row = inserted.get(user.uid);
@@ -78,10 +111,20 @@ export class DataImportService {
       else candidates.push(outcome);
     }
     candidates = await this.deps.entities.withExistingRoles(ctx, candidates, (c) => c.ownerDetails?.role, results);
-    candidates = firstOfEach(candidates, (c) => c.prepared.group.guid, (c) => results.set(c.key, failure(guidExists(c.prepared.group.guid))));
+    candidates = firstOfEach(
+      candidates,
+      (c) => c.prepared.group.guid,
+      (c) => results.set(c.key, failure(guidExists(c.prepared.group.guid))),
+    );
 
-    await this.deps.entities.createDetailUsers(ctx, candidates.map((c) => c.ownerDetails));
-    const outcomes = await this.deps.entities.createGroups(ctx, candidates.map((c) => c.prepared));
+    await this.deps.entities.createDetailUsers(
+      ctx,
+      candidates.map((c) => c.ownerDetails),
+    );
+    const outcomes = await this.deps.entities.createGroups(
+      ctx,
+      candidates.map((c) => c.prepared),
+    );
     for (const { key, prepared } of candidates) {
       const outcome = outcomes.get(prepared.group.guid)!;
       results.set(key, outcome instanceof AppError ? failure(outcome) : { success: true, data: toGroup(outcome, undefined, { withTags: true }) });
@@ -121,13 +164,22 @@ export class DataImportService {
       else candidates.push(outcome);
     }
     candidates = await this.deps.entities.withExistingRoles(ctx, candidates, (c) => c.userDetails?.role, results);
-    candidates = firstOfEach(candidates, (c) => pairKey(c.guid, c.uid), (c) =>
-      results.set(c.key, failure(new AppError(c.banned ? 'ERR_ALREADY_BANNED' : 'ERR_ALREADY_JOINED', { params: { uid: c.uid, guid: c.guid } }))),
+    candidates = firstOfEach(
+      candidates,
+      (c) => pairKey(c.guid, c.uid),
+      (c) => results.set(c.key, failure(new AppError(c.banned ? 'ERR_ALREADY_BANNED' : 'ERR_ALREADY_JOINED', { params: { uid: c.uid, guid: c.guid } }))),
     );
 
     // *Details first: the users, then the groups (whose owner may be one of those users).
-    await this.deps.entities.createDetailUsers(ctx, candidates.map((c) => c.userDetails));
-    const detailGroups = firstOfEach(candidates.flatMap((c) => (c.groupDetails ? [c.groupDetails] : [])), (g) => g.group.guid, () => {});
+    await this.deps.entities.createDetailUsers(
+      ctx,
+      candidates.map((c) => c.userDetails),
+    );
+    const detailGroups = firstOfEach(
+      candidates.flatMap((c) => (c.groupDetails ? [c.groupDetails] : [])),
+      (g) => g.group.guid,
+      () => {},
+    );
     const groupOutcomes = await this.deps.entities.createGroups(ctx, detailGroups);
     candidates = candidates.filter((c) => {
       const outcome = c.groupDetails && groupOutcomes.get(c.guid);
@@ -146,11 +198,13 @@ export class DataImportService {
         async (tx) => {
           const answer = new Map<string, RecordResult<ImportedMember>>();
           const refuse = (c: Candidate, error: AppError) => answer.set(c.key, failure(error));
-          const groups = new Map(
-            (await this.deps.groups.getManyForUpdate(ctx.appId, distinct(chunk.map((c) => c.guid)), tx)).map((row) => [row.guid, row]),
-          );
+          const groups = new Map((await this.deps.groups.getManyForUpdate(ctx.appId, distinct(chunk.map((c) => c.guid)), tx)).map((row) => [row.guid, row]));
           const users = await this.deps.users.lockExisting(ctx.appId, distinct(chunk.map((c) => c.uid)), tx);
-          const banned = await this.deps.members.bannedPairs(ctx.appId, chunk.map((c) => ({ guid: c.guid, uid: c.uid })), tx);
+          const banned = await this.deps.members.bannedPairs(
+            ctx.appId,
+            chunk.map((c) => ({ guid: c.guid, uid: c.uid })),
+            tx,
+          );
           const vacancies = new Map([...groups.values()].map((group) => [group.guid, LIMITS.membersPerGroup - group.members_count]));
           const now = Date.now();
           const toAdd: Array<Candidate & { joinedAt: Date }> = [];
@@ -183,7 +237,11 @@ export class DataImportService {
           }
           // A ban ends the membership, as ban-group-user does.
           await this.deps.members.removePairs(ctx.appId, toBan, tx);
-          const bans = await this.deps.members.banAcrossGroups(ctx.appId, toBan.map((c) => ({ guid: c.guid, uid: c.uid, bannedAt: c.joinedAt })), tx);
+          const bans = await this.deps.members.banAcrossGroups(
+            ctx.appId,
+            toBan.map((c) => ({ guid: c.guid, uid: c.uid, bannedAt: c.joinedAt })),
+            tx,
+          );
           const banRows = new Map(bans.map((row) => [pairKey(row.guid, row.uid), row]));
           for (const c of toBan) {
             const row = banRows.get(pairKey(c.guid, c.uid));

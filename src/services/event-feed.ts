@@ -131,10 +131,12 @@ export class EventFeed {
     this.running = true;
     this.intervalMs = intervalMs;
     this.log = log;
-    this.unlisten = this.deps.listen?.(() => this.wake(), log).catch((error: unknown) => {
-      log.warn({ err: error }, 'the event feed could not listen for other processes’ commits; it polls');
-      return async () => undefined;
-    });
+    this.unlisten = this.deps
+      .listen?.(() => this.wake(), log)
+      .catch((error: unknown) => {
+        log.warn({ err: error }, 'the event feed could not listen for other processes’ commits; it polls');
+        return async () => undefined;
+      });
     void this.tick();
   }
 

@@ -51,7 +51,11 @@ export class EventPayloads {
       const visible = await this.deps.messages.getManyVisible(appId, [...ids.shown], undefined, this.deps.db);
       const read = new Set(visible.map((row) => String(row.id)));
       for (const id of read) shown.add(`${appId}\u0000${id}`);
-      const others = await this.deps.messages.getMany(appId, [...ids.any].filter((id) => !read.has(id)), this.deps.db);
+      const others = await this.deps.messages.getMany(
+        appId,
+        [...ids.any].filter((id) => !read.has(id)),
+        this.deps.db,
+      );
       const rows = [...visible, ...others];
       const messages = await this.deps.history.render(ctx, rows, { withTags: true }, this.deps.db);
       messages.forEach((message, n) => rendered.set(`${appId}\u0000${rows[n]!.id}`, message));

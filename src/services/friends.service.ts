@@ -69,9 +69,7 @@ export class FriendsService {
         for (const other of toAdd) {
           results.set(
             other,
-            added.has(other)
-              ? { success: true, message: 'Created relationship with status accepted.' }
-              : uidFailure(new AppError('ERR_ALREADY_FRIEND', { params: { uid: other, friend: uid } })),
+            added.has(other) ? { success: true, message: 'Created relationship with status accepted.' } : uidFailure(new AppError('ERR_ALREADY_FRIEND', { params: { uid: other, friend: uid } })),
           );
         }
         return { accepted: Object.fromEntries(others.map((other) => [other, results.get(other)!])) };
@@ -92,7 +90,11 @@ export class FriendsService {
     const { uid } = await this.deps.usersService.requireActive(ctx, rawUid);
     const page = { page: input.page, perPage: input.perPage };
     const { rows, total } = await this.deps.friends.list(ctx.appId, uid, { searchKey: input.searchKey }, page);
-    const relations = await this.deps.blocks.relations(ctx.appId, uid, rows.map((row) => row.uid));
+    const relations = await this.deps.blocks.relations(
+      ctx.appId,
+      uid,
+      rows.map((row) => row.uid),
+    );
     return {
       data: rows.map((row) => extended(withBlockFields(toUser(row, { withTags: false }), relations.get(row.uid)), { conversationId: userConversationWireId(uid, row.uid) })),
       meta: pageMeta(page, total, rows.length),

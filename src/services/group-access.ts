@@ -28,13 +28,7 @@ export function rankOf(group: GroupRow, uid: string, membership: MemberRow | Mem
 }
 
 /** The actor of a request on a group. */
-export async function groupActor(
-  members: GroupMembersRepository,
-  appId: string,
-  group: GroupRow,
-  onBehalfOf: string | undefined,
-  tx?: Executor,
-): Promise<GroupActor> {
+export async function groupActor(members: GroupMembersRepository, appId: string, group: GroupRow, onBehalfOf: string | undefined, tx?: Executor): Promise<GroupActor> {
   if (onBehalfOf === undefined) return { uid: undefined, rank: APP_RANK, membership: undefined };
   const membership = await members.get(appId, group.guid, onBehalfOf, tx);
   return { uid: onBehalfOf, rank: rankOf(group, onBehalfOf, membership), membership };

@@ -16,7 +16,7 @@ import { groupActor, guidNotFound, lockGroupForActor, rankOf, requireRank, SCOPE
 import type { Message } from './views/messages.view.js';
 import type { RbacService } from './rbac.service.js';
 import type { ActorContext } from './actor.js';
-import { type UsersService } from './users.service.js';
+import type { UsersService } from './users.service.js';
 import { toUser, withBlockFields, withViewerConversation, type User } from './views/users.view.js';
 import { againIfDeletedMeanwhile } from './deleted-meanwhile.js';
 
@@ -96,23 +96,23 @@ export class GroupMembersService {
       joining = true;
     }
     // A user deleted after their check (users are not locked): run again, they answer not found.
-    return againIfDeletedMeanwhile(() => withTransaction(
-      this.deps.db,
-      'add_group_members',
-      async (tx) => {
-        const locked = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
-        if (!locked) throw guidNotFound(guid);
-        const actor = joining
-          ? { uid: self, rank: SCOPE_RANK.participant, membership: undefined }
-          : await groupActor(this.deps.members, ctx.appId, locked, self, tx);
-        if (!joining) requireRank(actor, locked, 'moderator', 'ERR_GROUP_NO_CLEARANCE');
-        const result = await this.addInTransaction(ctx, locked, items, actor, tx);
-        const joined = joining ? result.participants?.[self!] : undefined;
-        if (joined && !joined.success) throw new AppError(joined.error.code as never, { message: joined.error.message });
-        return result;
-      },
-      ctx.log,
-    ));
+    return againIfDeletedMeanwhile(() =>
+      withTransaction(
+        this.deps.db,
+        'add_group_members',
+        async (tx) => {
+          const locked = await this.deps.groups.getForUpdate(ctx.appId, guid, tx);
+          if (!locked) throw guidNotFound(guid);
+          const actor = joining ? { uid: self, rank: SCOPE_RANK.participant, membership: undefined } : await groupActor(this.deps.members, ctx.appId, locked, self, tx);
+          if (!joining) requireRank(actor, locked, 'moderator', 'ERR_GROUP_NO_CLEARANCE');
+          const result = await this.addInTransaction(ctx, locked, items, actor, tx);
+          const joined = joining ? result.participants?.[self!] : undefined;
+          if (joined && !joined.success) throw new AppError(joined.error.code as never, { message: joined.error.message });
+          return result;
+        },
+        ctx.log,
+      ),
+    );
   }
 
   /** The rules of joining, for a user who is not a member. */
@@ -132,13 +132,7 @@ export class GroupMembersService {
    * Adds and bans users inside the caller's transaction (which holds the group's row lock),
    * answering per uid. Used by add-group-members and by create-group's inline members.
    */
-  async addInTransaction(
-    ctx: RequestContext,
-    group: GroupRow,
-    items: Array<{ uid: string; bucket: MemberBucket }>,
-    actor: GroupActor,
-    tx: Executor,
-  ): Promise<MembersResult> {
+  async addInTransaction(ctx: RequestContext, group: GroupRow, items: Array<{ uid: string; bucket: MemberBucket }>, actor: GroupActor, tx: Executor): Promise<MembersResult> {
     const { appId } = ctx;
     const guid = group.guid;
     const uids = items.map((item) => item.uid);
@@ -207,11 +201,7 @@ export class GroupMembersService {
     return answer;
   }
 
-  async list(
-    ctx: ActorContext,
-    rawGuid: string,
-    query: PageRequest & { scopes?: MemberScope[]; status?: string },
-  ): Promise<{ data: Member[]; meta: PageMeta }> {
+  async list(ctx: ActorContext, rawGuid: string, query: PageRequest & { scopes?: MemberScope[]; status?: string }): Promise<{ data: Member[]; meta: PageMeta }> {
     const guid = normalizeId(rawGuid);
     // With onBehalfOf, each member names that user's conversation with them: the user must exist (the actor).
     const group = await this.requireGroup(ctx, guid);
@@ -223,19 +213,12 @@ export class GroupMembersService {
       unfiltered ? Promise.resolve(group.members_count) : this.deps.members.count(ctx.appId, guid, filter),
     ]);
     return {
-      data: rows.map((row) =>
-        withViewerConversation(extended(toUser(row, { withTags: false }), { scope: row.scope, joinedAt: toUnix(row.joined_at) }), ctx.onBehalfOf),
-      ),
+      data: rows.map((row) => withViewerConversation(extended(toUser(row, { withTags: false }), { scope: row.scope, joinedAt: toUnix(row.joined_at) }), ctx.onBehalfOf)),
       meta: pageMeta(page, total, rows.length),
     };
   }
 
-  async changeScope(
-    ctx: ActorContext,
-    rawGuid: string,
-    rawUid: string,
-    scope: MemberScope,
-  ): Promise<{ guid: string; uid: string; scope: MemberScope; joinedAt: number }> {
+  async changeScope(ctx: ActorContext, rawGuid: string, rawUid: string, scope: MemberScope): Promise<{ guid: string; uid: string; scope: MemberScope; joinedAt: number }> {
     const guid = normalizeId(rawGuid);
     const uid = normalizeId(rawUid);
     return withTransaction(
@@ -292,10 +275,7 @@ export class GroupMembersService {
         }
         await this.deps.members.remove(ctx.appId, guid, uid, tx);
         await this.deps.actions.groupMember(ctx.appId, guid, actor.uid, [{ uid, action: actor.uid === uid ? 'left' : 'kicked' }], tx);
-        const message =
-          actor.uid === uid
-            ? `The member with ${uid} has left the Group with ${guid}.`
-            : `The member with ${uid} has been kicked from the Group with ${guid}.`;
+        const message = actor.uid === uid ? `The member with ${uid} has left the Group with ${guid}.` : `The member with ${uid} has been kicked from the Group with ${guid}.`;
         return { success: true as const, message };
       },
       ctx.log,
@@ -345,7 +325,10 @@ export class GroupMembersService {
     await this.requireGroup(ctx, guid);
     const { rows, total } = await this.deps.members.listBanned(ctx.appId, guid, page);
     // With onBehalfOf, each banned user as that user sees them: blocks and their conversation.
-    const relations = await this.deps.usersService.blockRelations(ctx, rows.map((row) => row.uid));
+    const relations = await this.deps.usersService.blockRelations(
+      ctx,
+      rows.map((row) => row.uid),
+    );
     return {
       data: rows.map((row) => {
         const user = toUser(row, { withTags: false });
@@ -362,4 +345,3 @@ export class GroupMembersService {
     return group;
   }
 }
-

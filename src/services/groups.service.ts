@@ -149,7 +149,7 @@ export class GroupsService {
       throw badRequest({ hasJoined: 'needs the onBehalfOf header, naming whose groups to list' });
     }
     if ((input.affix === undefined) !== (input.updatedAt === undefined)) {
-      throw badRequest({ [input.affix === undefined ? 'affix' : 'updatedAt']: 'is required with ' + (input.affix === undefined ? 'updatedAt' : 'affix') });
+      throw badRequest({ [input.affix === undefined ? 'affix' : 'updatedAt']: `is required with ${input.affix === undefined ? 'updatedAt' : 'affix'}` });
     }
     // After the query's checks, as create does.
     await this.deps.usersService.withActor(ctx);
@@ -256,4 +256,3 @@ function viewerOf(ctx: RequestContext, membership: { scope: MemberScope; joined_
   if (ctx.onBehalfOf === undefined) return undefined;
   return { scope: membership?.scope ?? null, joinedAt: membership?.joined_at ?? null };
 }
-

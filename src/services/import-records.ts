@@ -8,16 +8,14 @@ import { findUnstorable } from '../domain/text.js';
 import type { NewGroup } from '../repositories/groups.repository.js';
 import type { BulkMessage } from '../repositories/message-store/message-imports.repository.js';
 import type { NewUser } from '../repositories/users.repository.js';
-import { ImportGroupDetails, ImportGroupRecord, ImportMemberRecord, ImportMessageRecord, ImportUserRecord } from '../schemas/data-import.schema.js';
+import { type ImportGroupDetails, ImportGroupRecord, ImportMemberRecord, ImportMessageRecord, ImportUserRecord } from '../schemas/data-import.schema.js';
 import { compileBodyValidator, validationDetails } from '../schemas/validator.js';
 
 // The records of a data import call: their shapes, how a body is read into records, and the
 // helpers each kind's import shares (docs/import.md).
 
 /** One record's answer, as the vendor's data import answers each record. */
-export type RecordResult<T> =
-  | { success: true; data: T }
-  | { success: false; error: { code: string; message: string; details?: ErrorDetails } };
+export type RecordResult<T> = { success: true; data: T } | { success: false; error: { code: string; message: string; details?: ErrorDetails } };
 
 export interface ImportedMember {
   guid: string;
@@ -65,7 +63,6 @@ export interface MessageCandidate {
   users: NewUser[];
   group: PreparedGroup | undefined;
 }
-
 
 /** A group ready to insert, but for its password hash (made only for groups that will be inserted). */
 export interface PreparedGroup {

@@ -4,7 +4,7 @@ import { withTransaction } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { AppError } from '../domain/errors.js';
 import type { PasswordHasher } from '../domain/passwords.js';
-import { type GroupMembersRepository } from '../repositories/group-members.repository.js';
+import type { GroupMembersRepository } from '../repositories/group-members.repository.js';
 import type { GroupRow, GroupsRepository } from '../repositories/groups.repository.js';
 import { DEFAULT_ROLE, type RolesRepository } from '../repositories/roles.repository.js';
 import type { NewUser, UsersRepository } from '../repositories/users.repository.js';
@@ -36,6 +36,7 @@ export class ImportedEntities {
     ctx: RequestContext,
     candidates: C[],
     roleOf: (candidate: C) => string | undefined | Array<string | undefined>,
+    // biome-ignore lint/suspicious/noExplicitAny: results of every record kind
     results: Map<string, RecordResult<any>>,
   ): Promise<C[]> {
     const named = (candidate: C) => [roleOf(candidate)].flat().filter((role): role is string => role !== undefined && role !== DEFAULT_ROLE);
@@ -50,7 +51,11 @@ export class ImportedEntities {
 
   /** Creates the users of *Details objects that do not exist yet (the first details of a uid win). */
   async createDetailUsers(ctx: RequestContext, details: Array<NewUser | undefined>): Promise<void> {
-    const users = firstOfEach(details.filter((user): user is NewUser => user !== undefined), (user) => user.uid, () => {});
+    const users = firstOfEach(
+      details.filter((user): user is NewUser => user !== undefined),
+      (user) => user.uid,
+      () => {},
+    );
     for (const chunk of chunks(sortBy(users, (user) => user.uid))) await this.deps.users.insertMany(ctx.appId, chunk);
   }
 
@@ -88,11 +93,23 @@ export class ImportedEntities {
             answer.set(p.group.guid, new AppError('ERR_UID_NOT_FOUND', { params: { uid: p.group.owner } }));
             return false;
           });
-          const inserted = await this.deps.groups.insertMany(ctx.appId, insertable.map((p) => p.group), tx);
+          const inserted = await this.deps.groups.insertMany(
+            ctx.appId,
+            insertable.map((p) => p.group),
+            tx,
+          );
           const ownerships = inserted.flatMap((row) => (row.owner ? [{ guid: row.guid, uid: row.owner, scope: 'admin' as const, joinedAt: row.created_at }] : []));
           await this.deps.members.insertAcrossGroups(ctx.appId, ownerships, tx);
           // Read again: membersCount counts the owners' memberships (kept by a trigger).
-          const rows = new Map((await this.deps.groups.getMany(ctx.appId, inserted.map((row) => row.guid), tx)).map((row) => [row.guid, row]));
+          const rows = new Map(
+            (
+              await this.deps.groups.getMany(
+                ctx.appId,
+                inserted.map((row) => row.guid),
+                tx,
+              )
+            ).map((row) => [row.guid, row]),
+          );
           for (const p of insertable) answer.set(p.group.guid, rows.get(p.group.guid) ?? guidExists(p.group.guid));
           return { answer, written: inserted.length + ownerships.length };
         },

@@ -180,10 +180,15 @@ export class ManagementService {
   async deleteApp(ctx: RequestContext): Promise<{ success: true; scheduledToDeleteAt: number }> {
     const appId = this.appIdOf(ctx);
     const begun = Date.now();
-    await withTransaction(this.deps.db, 'begin_app_deletion', async (tx) => {
-      if (!(await this.deps.apps.get(appId, this.deps.region, tx))) throw appNotFound(appId);
-      await this.deps.apps.beginDeletion(appId, tx);
-    }, ctx.log);
+    await withTransaction(
+      this.deps.db,
+      'begin_app_deletion',
+      async (tx) => {
+        if (!(await this.deps.apps.get(appId, this.deps.region, tx))) throw appNotFound(appId);
+        await this.deps.apps.beginDeletion(appId, tx);
+      },
+      ctx.log,
+    );
     let rows = await this.deps.apps.purge(appId, PURGE_BATCH);
     const settle = this.deps.settleMs - (Date.now() - begun);
     if (settle > 0) {
@@ -204,9 +209,7 @@ export class ManagementService {
   async usage(ctx: RequestContext, input: { usePreviousBillingCycle?: boolean }, now = new Date()): Promise<AppUsage> {
     const appId = await this.requireActiveApp(ctx);
     const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-    const [from, to] = input.usePreviousBillingCycle
-      ? [new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)), monthStart]
-      : [monthStart, now];
+    const [from, to] = input.usePreviousBillingCycle ? [new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)), monthStart] : [monthStart, now];
     const counts = await this.deps.apps.usage(appId, from, to);
     const day = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
     return {
@@ -225,15 +228,24 @@ export class ManagementService {
     const badKey = entries.find(([key]) => !SETTING_KEY.test(key));
     if (badKey) throw badRequest({ [`settings.${badKey[0].slice(0, 100)}`]: 'is not a setting key: 1-100 letters, digits, dots, underscores or hyphens' });
     const appId = this.appIdOf(ctx);
-    await withTransaction(this.deps.db, 'map_settings', async (tx) => {
-      if (!(await this.deps.apps.lockActive(appId, this.deps.region, tx))) throw appNotFound(appId);
-      const keys = entries.map(([key]) => key);
-      const added = keys.length - (await this.deps.settings.countExisting(appId, keys, tx));
-      if ((await this.deps.settings.count(appId, tx)) + added > SETTINGS_PER_APP) {
-        throw new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: SETTINGS_PER_APP, what: 'settings per app' } });
-      }
-      await this.deps.settings.upsert(appId, entries.map(([key, value]) => ({ key, value })), tx);
-    }, ctx.log);
+    await withTransaction(
+      this.deps.db,
+      'map_settings',
+      async (tx) => {
+        if (!(await this.deps.apps.lockActive(appId, this.deps.region, tx))) throw appNotFound(appId);
+        const keys = entries.map(([key]) => key);
+        const added = keys.length - (await this.deps.settings.countExisting(appId, keys, tx));
+        if ((await this.deps.settings.count(appId, tx)) + added > SETTINGS_PER_APP) {
+          throw new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: SETTINGS_PER_APP, what: 'settings per app' } });
+        }
+        await this.deps.settings.upsert(
+          appId,
+          entries.map(([key, value]) => ({ key, value })),
+          tx,
+        );
+      },
+      ctx.log,
+    );
     const answer: Record<string, { success: true; message: string }> = {};
     for (const [key] of entries) answer[key] = { success: true, message: 'Added setting(s) successfully.' };
     return answer;

@@ -75,4 +75,3 @@ export function prepare(input: SendMessageInput): Prepared {
     muid: input.muid ?? null,
   };
 }
-

@@ -17,7 +17,7 @@ import { groupActor, SCOPE_RANK, type GroupActor } from './group-access.js';
 import type { MessagesService, MultiSendResult } from './messages.service.js';
 import type { MessageHistoryService } from './message-history.service.js';
 import { prepare, type MessageDataInput, type SendMessageInput } from './message-content.js';
-import { type Message } from './views/messages.view.js';
+import type { Message } from './views/messages.view.js';
 import { permissionDenied, type RbacService } from './rbac.service.js';
 import type { ActorContext } from './actor.js';
 import type { UsersService } from './users.service.js';
@@ -155,13 +155,7 @@ export class MessageEditsService {
    * The message, locked for the rest of the transaction. Its conversation is locked first, as
    * sends lock it, so edits, deletes and sends of one conversation take turns in one order.
    */
-  private async lockMessage(
-    ctx: RequestContext,
-    rawId: string,
-    action: 'edited' | 'deleted',
-    tx: Executor,
-    options: { allowDeleted?: boolean } = {},
-  ): Promise<MessageRow> {
+  private async lockMessage(ctx: RequestContext, rawId: string, action: 'edited' | 'deleted', tx: Executor, options: { allowDeleted?: boolean } = {}): Promise<MessageRow> {
     const found = await this.editable(ctx, rawId, action, tx, { allowDeleted: true, unlocked: true });
     // A held message's conversation may not exist yet: it is not created for it.
     if (found.held) await this.deps.conversations.lockIfExists(ctx.appId, found.conversation_id, tx);
@@ -174,21 +168,11 @@ export class MessageEditsService {
    * a message held for moderation review is its sender's alone (repositories/message-visibility.ts).
    * Action messages, and deleted ones unless `allowDeleted`, cannot be changed.
    */
-  private async editable(
-    ctx: RequestContext,
-    rawId: string,
-    action: 'edited' | 'deleted',
-    tx: Executor,
-    options: { allowDeleted?: boolean; unlocked?: boolean } = {},
-  ): Promise<MessageRow> {
+  private async editable(ctx: RequestContext, rawId: string, action: 'edited' | 'deleted', tx: Executor, options: { allowDeleted?: boolean; unlocked?: boolean } = {}): Promise<MessageRow> {
     const id = parseMessageId(rawId);
     const viewer = ctx.onBehalfOf ?? null;
     const row =
-      id === undefined
-        ? undefined
-        : options.unlocked
-          ? await this.deps.messages.getVisible(ctx.appId, id, viewer ?? undefined, tx)
-          : await this.deps.messages.getForUpdate(ctx.appId, id, tx, viewer);
+      id === undefined ? undefined : options.unlocked ? await this.deps.messages.getVisible(ctx.appId, id, viewer ?? undefined, tx) : await this.deps.messages.getForUpdate(ctx.appId, id, tx, viewer);
     if (!row) throw new AppError('ERR_MESSAGE_ID_NOT_FOUND', { params: { id: rawId } });
     const refuse = (reason: string) => new AppError('ERR_MESSAGE_ACTION_NOT_ALLOWED', { params: { id: rawId, action, reason } });
     if (row.category === 'action') throw refuse('action messages record what happened and stay as they are');
@@ -204,14 +188,7 @@ export class MessageEditsService {
    * in a group, their scope may deny editing (`editMessage`). The role is checked first, then
    * the scope, as the vendor's RBAC docs say.
    */
-  private async requirePermission(
-    ctx: RequestContext,
-    actorRow: UserRow | undefined,
-    row: MessageRow,
-    rawId: string,
-    action: 'edit' | 'delete',
-    tx: Executor,
-  ): Promise<void> {
+  private async requirePermission(ctx: RequestContext, actorRow: UserRow | undefined, row: MessageRow, rawId: string, action: 'edit' | 'delete', tx: Executor): Promise<void> {
     const uid = ctx.onBehalfOf;
     if (uid === undefined || !actorRow) return;
     const own = row.sender === uid;

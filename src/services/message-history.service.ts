@@ -1,5 +1,5 @@
 import type { MemberScope, ReceiverType } from '../db/schema.js';
-import { type Executor } from '../db/transaction.js';
+import type { Executor } from '../db/transaction.js';
 import type { RequestContext } from '../domain/context.js';
 import { conversationKeysOf, groupConversationKey, userConversationKey } from '../domain/conversation-id.js';
 import { AppError, badRequest } from '../domain/errors.js';
@@ -187,7 +187,11 @@ export class MessageHistoryService {
       requireMembership(facts, viewer, guid);
     };
     const filter = await this.filterAfterChecks(ctx, input, async () =>
-      check(viewer === undefined ? { sender: undefined, group: await this.deps.groups.get(ctx.appId, guid) } : await this.deps.messages.sendFacts(ctx.appId, { sender: viewer, receiver: guid, receiverType: 'group' }, { reply: false, permissions: false })),
+      check(
+        viewer === undefined
+          ? { sender: undefined, group: await this.deps.groups.get(ctx.appId, guid) }
+          : await this.deps.messages.sendFacts(ctx.appId, { sender: viewer, receiver: guid, receiverType: 'group' }, { reply: false, permissions: false }),
+      ),
     );
     filter.conversationId = groupConversationKey(guid);
     filter.receiverType = 'group';
@@ -275,13 +279,7 @@ export class MessageHistoryService {
    * A page of a list, read in one statement with everything it is shown with (see
    * MessagePagesRepository.readPages); `check` sees what was read before anything is shown.
    */
-  private async page(
-    ctx: RequestContext,
-    filter: MessageFilter,
-    input: ListMessagesInput,
-    reads: Omit<PageReads, 'viewer'>,
-    check?: (page: MessagePage) => void,
-  ): Promise<VersionedPage> {
+  private async page(ctx: RequestContext, filter: MessageFilter, input: ListMessagesInput, reads: Omit<PageReads, 'viewer'>, check?: (page: MessagePage) => void): Promise<VersionedPage> {
     const cursor: MessageCursor = {
       affix: affixOf(input),
       id: input.id === undefined ? undefined : cursorId(input.id),
@@ -336,10 +334,13 @@ export class MessageHistoryService {
       else guids.add(row.receiver);
       for (const uid of row.mentioned_uids) uids.add(uid);
     }
+    const missingUids = [...uids].filter((uid) => !userByUid.has(uid));
+    const missingGuids = [...guids].filter((guid) => !groupByGuid.has(guid));
+    const ids = rows.map((row) => String(row.id));
     const [users, groups, reactions, receipts] = await Promise.all([
-      this.deps.users.getMany(ctx.appId, [...uids].filter((uid) => !userByUid.has(uid)), tx),
-      this.deps.groups.getMany(ctx.appId, [...guids].filter((guid) => !groupByGuid.has(guid)), tx),
-      fresh ? new Map() : this.deps.reactions.counts(ctx.appId, rows.map((row) => String(row.id)), ctx.onBehalfOf, tx),
+      this.deps.users.getMany(ctx.appId, missingUids, tx),
+      this.deps.groups.getMany(ctx.appId, missingGuids, tx),
+      fresh ? new Map() : this.deps.reactions.counts(ctx.appId, ids, ctx.onBehalfOf, tx),
       fresh ? sourceReceipt : loadReceipts(this.deps.states, ctx.appId, rows, ctx.onBehalfOf, tx),
     ]);
     for (const user of users) userByUid.set(user.uid, user);
@@ -391,4 +392,3 @@ function affixOf(input: ListMessagesInput): 'append' | 'prepend' {
   // The vendor's `id` and `sentAt` read "after"; without a cursor, the newest messages.
   return input.affix ?? (input.id !== undefined || input.sentAt !== undefined ? 'append' : 'prepend');
 }
-

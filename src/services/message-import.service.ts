@@ -9,14 +9,31 @@ import type { GroupRow } from '../repositories/groups.repository.js';
 import type { MessageImportsRepository } from '../repositories/message-store/message-imports.repository.js';
 import type { MessageRow } from '../repositories/messages.repository.js';
 import type { NewUser, UserRow } from '../repositories/users.repository.js';
-import { ImportUserRecord } from '../schemas/data-import.schema.js';
+import type { ImportUserRecord } from '../schemas/data-import.schema.js';
 import { prepare } from './message-content.js';
 import type { MessageHistoryService } from './message-history.service.js';
 import type { Moderator } from './moderation/moderator.js';
-import { type Message } from './views/messages.view.js';
+import type { Message } from './views/messages.view.js';
 import { shownText } from './views/shown-messages.js';
 
-import { MESSAGE_CHUNK, MESSAGES, validateMessage, recordsOf, check, attempt, failure, firstOfEach, chunks, distinct, ImportCounts, prepareUser, prepareGroup, type RecordResult, type ImportMessage, type MessageCandidate } from './import-records.js';
+import {
+  MESSAGE_CHUNK,
+  MESSAGES,
+  validateMessage,
+  recordsOf,
+  check,
+  attempt,
+  failure,
+  firstOfEach,
+  chunks,
+  distinct,
+  ImportCounts,
+  prepareUser,
+  prepareGroup,
+  type RecordResult,
+  type ImportMessage,
+  type MessageCandidate,
+} from './import-records.js';
 import type { ImportCallDeps } from './imported-entities.js';
 
 /**
@@ -131,8 +148,15 @@ export class MessageImportService {
     candidates = await this.deps.entities.withExistingRoles(ctx, candidates, (c) => c.users.map((user) => user.role), results);
 
     // *Details first: the users, then the groups (whose owner may be one of those users).
-    await this.deps.entities.createDetailUsers(ctx, candidates.flatMap((c) => c.users));
-    const detailGroups = firstOfEach(candidates.flatMap((c) => (c.group ? [c.group] : [])), (g) => g.group.guid, () => {});
+    await this.deps.entities.createDetailUsers(
+      ctx,
+      candidates.flatMap((c) => c.users),
+    );
+    const detailGroups = firstOfEach(
+      candidates.flatMap((c) => (c.group ? [c.group] : [])),
+      (g) => g.group.guid,
+      () => {},
+    );
     const groupOutcomes = await this.deps.entities.createGroups(ctx, detailGroups);
     candidates = candidates.filter((c) => {
       const outcome = c.group && groupOutcomes.get(c.group.group.guid);
@@ -162,11 +186,15 @@ export class MessageImportService {
       });
       this.deps.noteBulkWrite(written);
     }
-    const rendered = await this.deps.history.render(ctx, stored.map((s) => s.row), {
-      withTags: true,
-      justStored: true,
-      known: { users: [...known.users.values()], groups: [...known.groups.values()] },
-    });
+    const rendered = await this.deps.history.render(
+      ctx,
+      stored.map((s) => s.row),
+      {
+        withTags: true,
+        justStored: true,
+        known: { users: [...known.users.values()], groups: [...known.groups.values()] },
+      },
+    );
     stored.forEach(({ key }, n) => results.set(key, { success: true, data: rendered[n]! }));
     return this.records.answer(ctx.appId, 'messages', entries, results);
   }
@@ -234,7 +262,12 @@ export class MessageImportService {
               }
               return false;
             });
-            const rows = await this.deps.messageImports.insertMany(ctx.appId, insertable.map((c) => c.row), tx, { recordEvents });
+            const rows = await this.deps.messageImports.insertMany(
+              ctx.appId,
+              insertable.map((c) => c.row),
+              tx,
+              { recordEvents },
+            );
             return { refused, insertable, rows, users, groups };
           },
           ctx.log,

@@ -158,9 +158,7 @@ export class MessagesService {
     if (moderated.outcome === 'held') return this.sendHeld(ctx, sender, target, moderated, { reply: true });
     const message = await this.newMessage(ctx.appId, sender, target, moderated.prepared);
     if (moderated.outcome === 'approved') message.moderated = true;
-    const outcome = await this.storeOrFirst(ctx, message, () =>
-      withTransaction(this.deps.db, 'send_reply', (tx) => this.storeInConversation(ctx.appId, message, tx), ctx.log),
-    );
+    const outcome = await this.storeOrFirst(ctx, message, () => withTransaction(this.deps.db, 'send_reply', (tx) => this.storeInConversation(ctx.appId, message, tx), ctx.log));
     return 'first' in outcome ? outcome.first : this.renderSent(ctx, outcome.stored, facts);
   }
 
@@ -179,9 +177,7 @@ export class MessagesService {
     const message = await this.newMessage(ctx.appId, sender, target, moderated.prepared);
     // Twice at most: an earlier message found by its muid may be deleted before it is read.
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.storeOrFirst(ctx, message, () =>
-        againIfDeletedMeanwhile(() => this.deps.held.storeHeld(ctx.appId, message, moderated.heldBy, moderated.eventData, options)),
-      );
+      const outcome = await this.storeOrFirst(ctx, message, () => againIfDeletedMeanwhile(() => this.deps.held.storeHeld(ctx.appId, message, moderated.heldBy, moderated.eventData, options)));
       if ('first' in outcome) return outcome.first;
       const { facts, row, firstId, parentFound } = outcome.stored;
       if (row) return this.renderSent(ctx, row, facts);
@@ -283,4 +279,3 @@ export class MessagesService {
     return (await this.deps.users.getMany(appId, uids, tx)).filter((user) => user.deactivated_at === null).map((user) => user.uid);
   }
 }
-

@@ -97,12 +97,7 @@ export class RbacService {
     return listed(SCOPE_PERMISSIONS, 'scope', await this.deps.permissions.listForScope(ctx.appId, guid, scope));
   }
 
-  async setScopePermissions(
-    ctx: RequestContext,
-    rawGuid: string,
-    scope: MemberScope,
-    permissions: Record<string, unknown>,
-  ): Promise<SetPermissionsResult> {
+  async setScopePermissions(ctx: RequestContext, rawGuid: string, scope: MemberScope, permissions: Record<string, unknown>): Promise<SetPermissionsResult> {
     const entries = checked(SCOPE_PERMISSION_BY_ID, permissions, 'scope');
     const guid = normalizeId(rawGuid);
     try {

@@ -16,7 +16,7 @@ import type { UsersRepository } from '../repositories/users.repository.js';
 import type { MessageHistoryService } from './message-history.service.js';
 import type { Message } from './views/messages.view.js';
 import { permissionDenied, type RbacService } from './rbac.service.js';
-import { type UsersService } from './users.service.js';
+import type { UsersService } from './users.service.js';
 import { toUser } from './views/users.view.js';
 
 export interface Reaction {
@@ -113,12 +113,7 @@ export class ReactionsService {
    * list-all-reactions and (with `reaction`) get-message-reactions: who reacted, in the order
    * they did, as a user who can see the message.
    */
-  async list(
-    ctx: RequestContext,
-    rawId: string,
-    input: ReactionPageInput,
-    rawReaction?: string,
-  ): Promise<{ data: Reaction[]; meta: ReactionListMeta }> {
+  async list(ctx: RequestContext, rawId: string, input: ReactionPageInput, rawReaction?: string): Promise<{ data: Reaction[]; meta: ReactionListMeta }> {
     const reaction = rawReaction === undefined ? undefined : checkReaction(rawReaction);
     // After the path's checks, as add does.
     await this.deps.usersService.withActor(ctx);
@@ -132,9 +127,7 @@ export class ReactionsService {
       if (scopes.length > 0) page.reactorsIn = { guid: message.receiver, scopes };
     }
     const rows = await this.deps.reactions.list(ctx.appId, String(message.id), page);
-    const users = new Map(
-      (await this.deps.users.getMany(ctx.appId, [...new Set(rows.map((row) => row.uid))])).map((user) => [user.uid, user]),
-    );
+    const users = new Map((await this.deps.users.getMany(ctx.appId, [...new Set(rows.map((row) => row.uid))])).map((user) => [user.uid, user]));
     const data = rows.map((row): Reaction => {
       const user = users.get(row.uid);
       return {
@@ -151,7 +144,6 @@ export class ReactionsService {
     if (last) meta.next = { affix: 'append', id: last.id };
     return { data, meta };
   }
-
 }
 
 function reactor(ctx: RequestContext): string {

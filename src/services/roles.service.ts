@@ -147,9 +147,7 @@ export class RolesService {
       async (tx) => {
         if (!(await this.deps.roles.getForUpdate(ctx.appId, role, tx))) throw roleNotFound(role);
         await this.deps.roles.addFeatures(ctx.appId, role, features, tx);
-        return Object.fromEntries(
-          features.map((key) => [key, { success: true as const, message: `The feature ${key} has been restricted successfully.` }]),
-        );
+        return Object.fromEntries(features.map((key) => [key, { success: true as const, message: `The feature ${key} has been restricted successfully.` }]));
       },
       ctx.log,
     );
@@ -167,11 +165,7 @@ export class RolesService {
   }
 
   /** Allows the given features again, or all of them with `allowAll`. */
-  async allowFeatures(
-    ctx: RequestContext,
-    rawRole: string,
-    input: { featuresToAllow?: string[]; allowAll?: boolean },
-  ): Promise<{ success: true; message: string }> {
+  async allowFeatures(ctx: RequestContext, rawRole: string, input: { featuresToAllow?: string[]; allowAll?: boolean }): Promise<{ success: true; message: string }> {
     const role = normalizeId(rawRole);
     const features = input.allowAll ? undefined : featureKeys(input.featuresToAllow ?? [], 'featuresToAllow');
     if (features?.length === 0) throw badRequest({ featuresToAllow: 'must name at least one feature, unless allowAll is true' });

@@ -52,7 +52,6 @@ export interface ListUsersInput extends PageRequest {
   withDeactivated?: boolean;
 }
 
-
 /** Messages of the app scanned per transaction when a user is deleted permanently. */
 const PURGE_WINDOW = 10_000;
 
@@ -88,11 +87,16 @@ export class UsersService {
     try {
       // One INSERT is atomic on its own; a transaction only when a token is issued with it.
       if (!input.withAuthToken) return toUser(await this.deps.createUser({ appId: ctx.appId, user: values }), { withTags: true });
-      return await withTransaction(this.deps.db, 'create_user', async (tx) => {
-        const user = toUser(await this.deps.users.create(ctx.appId, values, tx), { withTags: true });
-        user.authToken = (await this.deps.authTokens.issue(ctx, uid, tx)).authToken;
-        return user;
-      }, ctx.log);
+      return await withTransaction(
+        this.deps.db,
+        'create_user',
+        async (tx) => {
+          const user = toUser(await this.deps.users.create(ctx.appId, values, tx), { withTags: true });
+          user.authToken = (await this.deps.authTokens.issue(ctx, uid, tx)).authToken;
+          return user;
+        },
+        ctx.log,
+      );
     } catch (error) {
       if (error instanceof UniqueViolation) throw new AppError('ERR_UID_ALREADY_EXISTS', { params: { uid } });
       throw error;
@@ -110,7 +114,10 @@ export class UsersService {
     };
     const page = { page: input.page, perPage: input.perPage };
     const { rows, total } = await this.deps.users.list(ctx.appId, filter, page);
-    const relations = await this.blockRelations(ctx, rows.map((row) => row.uid));
+    const relations = await this.blockRelations(
+      ctx,
+      rows.map((row) => row.uid),
+    );
     return {
       data: rows.map((row) => {
         const user = toUser(row, { withTags: input.withTags ?? false });
@@ -167,11 +174,16 @@ export class UsersService {
       if (!(await this.deps.users.delete(ctx.appId, uid))) throw uidNotFound(uid);
       await this.purgeMessages(ctx, uid, scannedTo);
     } else {
-      const done = await withTransaction(this.deps.db, 'deactivate_user', async (tx) => {
-        if (!(await this.deps.users.getActive(ctx.appId, uid, tx))) return false;
-        await this.deps.users.setDeactivated(ctx.appId, [uid], true, tx);
-        return true;
-      }, ctx.log);
+      const done = await withTransaction(
+        this.deps.db,
+        'deactivate_user',
+        async (tx) => {
+          if (!(await this.deps.users.getActive(ctx.appId, uid, tx))) return false;
+          await this.deps.users.setDeactivated(ctx.appId, [uid], true, tx);
+          return true;
+        },
+        ctx.log,
+      );
       if (!done) throw uidNotFound(uid);
     }
     return { success: true, message: `User with ${uid} has been deleted successfully.` };
@@ -239,4 +251,3 @@ export class UsersService {
 export function uidNotFound(uid: string): AppError {
   return new AppError('ERR_UID_NOT_FOUND', { params: { uid } });
 }
-

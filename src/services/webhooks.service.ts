@@ -78,31 +78,36 @@ export class WebhooksService {
     const appId = this.appIdOf(ctx);
     const signingSecret = crypto.randomBytes(32).toString('hex');
     try {
-      const row = await withTransaction(this.deps.db, 'create_webhook', async (tx) => {
-        if (!(await this.deps.apps.lockActive(appId, this.deps.region, tx))) throw appNotFound(appId);
-        if ((await this.deps.webhooks.count(appId, tx)) >= WEBHOOK_LIMITS.perApp) {
-          throw new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: WEBHOOK_LIMITS.perApp, what: 'webhooks per app' } });
-        }
-        // The app's deliveries start at the end of its log (the first webhook starts them).
-        await this.deps.deliveries.startCursor(appId, tx);
-        // Field by field: a body may hold more fields than its type names.
-        return this.deps.webhooks.create(
-          appId,
-          {
-            id: input.id,
-            name,
-            url,
-            useBasicAuth,
-            username: input.username ?? null,
-            password: input.password ?? null,
-            enabled: input.enabled ?? true,
-            retryOnFailure: input.retryOnFailure ?? false,
-            triggers: subscribed,
-            signingSecret,
-          },
-          tx,
-        );
-      }, ctx.log);
+      const row = await withTransaction(
+        this.deps.db,
+        'create_webhook',
+        async (tx) => {
+          if (!(await this.deps.apps.lockActive(appId, this.deps.region, tx))) throw appNotFound(appId);
+          if ((await this.deps.webhooks.count(appId, tx)) >= WEBHOOK_LIMITS.perApp) {
+            throw new AppError('ERR_PLAN_QUOTA_RESTRICTION', { params: { limit: WEBHOOK_LIMITS.perApp, what: 'webhooks per app' } });
+          }
+          // The app's deliveries start at the end of its log (the first webhook starts them).
+          await this.deps.deliveries.startCursor(appId, tx);
+          // Field by field: a body may hold more fields than its type names.
+          return this.deps.webhooks.create(
+            appId,
+            {
+              id: input.id,
+              name,
+              url,
+              useBasicAuth,
+              username: input.username ?? null,
+              password: input.password ?? null,
+              enabled: input.enabled ?? true,
+              retryOnFailure: input.retryOnFailure ?? false,
+              triggers: subscribed,
+              signingSecret,
+            },
+            tx,
+          );
+        },
+        ctx.log,
+      );
       const created: CreatedWebhook = Object.assign(toWebhook(row), { signingSecret: row.signing_secret });
       return created;
     } catch (error) {
@@ -143,12 +148,17 @@ export class WebhooksService {
 
   async delete(ctx: RequestContext, id: string): Promise<Result> {
     const row = await this.findRow(ctx, id);
-    const deleted = await withTransaction(this.deps.db, 'delete_webhook', async (tx) => {
-      if (!(await this.deps.webhooks.delete(row.app_id, row.id, tx))) return false;
-      // Its deliveries go with it (a webhook made later with the same id starts afresh).
-      await this.deps.deliveries.deleteOfWebhook(row.app_id, row.id, tx);
-      return true;
-    }, ctx.log);
+    const deleted = await withTransaction(
+      this.deps.db,
+      'delete_webhook',
+      async (tx) => {
+        if (!(await this.deps.webhooks.delete(row.app_id, row.id, tx))) return false;
+        // Its deliveries go with it (a webhook made later with the same id starts afresh).
+        await this.deps.deliveries.deleteOfWebhook(row.app_id, row.id, tx);
+        return true;
+      },
+      ctx.log,
+    );
     if (!deleted) throw webhookNotFound(ctx.appId, id);
     return { success: true, message: 'Deleted Webhook successfully.' };
   }

@@ -44,7 +44,7 @@ function oid(dotted: string): Buffer {
 }
 
 function time(date: Date): Buffer {
-  const iso = date.toISOString().replace(/[-:T]/g, '').slice(0, 14) + 'Z'; // YYYYMMDDHHMMSSZ
+  const iso = `${date.toISOString().replace(/[-:T]/g, '').slice(0, 14)}Z`; // YYYYMMDDHHMMSSZ
   // UTCTime until 2049, GeneralizedTime after (RFC 5280 §4.1.2.5).
   return date.getUTCFullYear() < 2050 ? der(0x17, Buffer.from(iso.slice(2))) : der(0x18, Buffer.from(iso));
 }
@@ -61,10 +61,7 @@ const OID = {
 };
 
 function name(commonName: string): Buffer {
-  return sequence(
-    set(sequence(oid(OID.organization), utf8('Parley self-signed'))),
-    set(sequence(oid(OID.commonName), utf8(commonName))),
-  );
+  return sequence(set(sequence(oid(OID.organization), utf8('Parley self-signed'))), set(sequence(oid(OID.commonName), utf8(commonName))));
 }
 
 function subjectAltNames(names: string[]): Buffer {
@@ -118,7 +115,10 @@ export function createSelfSignedCertificate(names: string[], days = 825): SelfSi
   );
   const signature = crypto.sign('sha256', tbs, privateKey);
   const certificate = sequence(tbs, algorithm, bitString(signature));
-  const base64 = certificate.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  const base64 = certificate
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '');
   return {
     cert: `-----BEGIN CERTIFICATE-----\n${base64}\n-----END CERTIFICATE-----\n`,
     key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,

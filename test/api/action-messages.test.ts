@@ -54,7 +54,10 @@ describe('group member action messages', () => {
     assert.equal(typeof added.sentAt, 'number');
     assert.equal(result.participants[m!].data.data.action, 'added');
     assert.equal(result.participants[missing].data, undefined, 'a failure has no message');
-    assert.deepEqual((await actions(group.guid)).map((x) => x.id), [added.id, result.participants[m!].data.id]);
+    assert.deepEqual(
+      (await actions(group.guid)).map((x) => x.id),
+      [added.id, result.participants[m!].data.id],
+    );
     assert.equal(body(await t.call(t.appA, `/v3/groups/${group.guid}`)).data.membersCount, 3, 'action messages are not members');
   });
 
@@ -104,10 +107,13 @@ describe('group member action messages', () => {
     assert.deepEqual(summary(group.members.participants[a!].data), { action: 'added', by: owner, on: a, sender: owner });
     assert.deepEqual(group.members.usersToBan[d!], { success: true }, 'as the vendor’s example answers a ban');
     const recorded = (await actions(group.guid)).map(summary);
-    assert.deepEqual(recorded.sort((x, y) => x.action.localeCompare(y.action)), [
-      { action: 'added', by: owner, on: a, sender: owner },
-      { action: 'banned', by: owner, on: d, sender: owner },
-    ]);
+    assert.deepEqual(
+      recorded.sort((x, y) => x.action.localeCompare(y.action)),
+      [
+        { action: 'added', by: owner, on: a, sender: owner },
+        { action: 'banned', by: owner, on: d, sender: owner },
+      ],
+    );
     const ownerless = await newGroup(t, t.appA, { members: { participants: [a] } });
     assert.deepEqual((await actions(ownerless.guid)).map(summary), [{ action: 'added', by: 'app_system', on: a, sender: 'app_system' }]);
   });
@@ -129,7 +135,10 @@ describe('group member action messages', () => {
       refused.map((response) => errorCode(response)),
       ['ERR_GROUP_NO_CLEARANCE', 'ERR_GROUP_NO_CLEARANCE', 'ERR_NOT_A_BANNED_USER', 'ERR_SAME_SCOPE', 'ERR_GROUP_NO_CLEARANCE'],
     );
-    assert.deepEqual((await actions(group.guid)).map((x) => x.id), before.map((x) => x.id));
+    assert.deepEqual(
+      (await actions(group.guid)).map((x) => x.id),
+      before.map((x) => x.id),
+    );
   });
 
   it('stores the messages of one call together, in the order the members were named, the last one last', async () => {
@@ -137,8 +146,15 @@ describe('group member action messages', () => {
     const group = await newGroup(t, t.appA, {}, owner);
     const result = await ok(await call(`/v3/groups/${group.guid}/members`, 'POST', { participants: added }));
     const ids = added.map((uid) => result.participants[uid!].data.id as string);
-    assert.deepEqual([...ids].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)), ids, 'ids in the order named');
-    assert.deepEqual((await actions(group.guid)).map((x) => x.data.entities.on.entity.uid), added);
+    assert.deepEqual(
+      [...ids].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)),
+      ids,
+      'ids in the order named',
+    );
+    assert.deepEqual(
+      (await actions(group.guid)).map((x) => x.data.entities.on.entity.uid),
+      added,
+    );
     const conversation = await t.database.db
       .selectFrom('conversations')
       .select('last_message_id')
@@ -152,15 +168,13 @@ describe('group member action messages', () => {
     const [owner, member, outsider] = await uids(3);
     const group = await newGroup(t, t.appA, {}, owner);
     const added = (await ok(await call(`/v3/groups/${group.guid}/members`, 'POST', { participants: [member] }))).participants[member!].data;
-    const conversation = await t.database.db
-      .selectFrom('conversations')
-      .selectAll()
-      .where('app_id', '=', t.appA.appId)
-      .where('conversation_id', '=', `group_${group.guid}`)
-      .executeTakeFirstOrThrow();
+    const conversation = await t.database.db.selectFrom('conversations').selectAll().where('app_id', '=', t.appA.appId).where('conversation_id', '=', `group_${group.guid}`).executeTakeFirstOrThrow();
     assert.equal(String(conversation.last_message_id), added.id);
     const asMember = await t.call(t.appA, `/v3/groups/${group.guid}/messages`, { onBehalfOf: member });
-    assert.deepEqual(body(asMember).data.map((x: any) => x.id), [added.id]);
+    assert.deepEqual(
+      body(asMember).data.map((x: any) => x.id),
+      [added.id],
+    );
     const gotByMember = await t.call(t.appA, `/v3/messages/${added.id}`, { onBehalfOf: member });
     assert.equal(body(gotByMember).data.data.action, 'added');
     assert.equal(errorCode(await t.call(t.appA, `/v3/messages/${added.id}`, { onBehalfOf: outsider })), 'ERR_MESSAGE_ID_NOT_FOUND');
@@ -170,7 +184,7 @@ describe('group member action messages', () => {
     assert.deepEqual(body(onlyMessages).data, [], 'categories leave action messages out');
   });
 
-  it("are not seen from another app", async () => {
+  it('are not seen from another app', async () => {
     const [owner, member] = await uids(2);
     const group = await newGroup(t, t.appA, { members: { participants: [member] } }, owner);
     const added = group.members.participants[member!].data;

@@ -97,19 +97,27 @@ describe('UsersService.withActor', () => {
     const ctx = { appId: 'a', requestId: 't', log: silentLogger, onBehalfOf: 'alice', actor: undefined } as unknown as ActorContext;
     const fresh = extended(ctx, { requestId: 'again' });
     const seen: string[] = [];
-    const result = await againAsActor(ctx, async () => fresh, async (current) => {
-      seen.push(current.requestId);
-      if (seen.length === 1) throw new ForeignKeyViolation(undefined, undefined);
-      return 'done';
-    });
+    const result = await againAsActor(
+      ctx,
+      async () => fresh,
+      async (current) => {
+        seen.push(current.requestId);
+        if (seen.length === 1) throw new ForeignKeyViolation(undefined, undefined);
+        return 'done';
+      },
+    );
     assert.equal(result, 'done');
     assert.deepEqual(seen, ['t', 'again']);
     await assert.rejects(
-      againAsActor(ctx, async () => {
-        throw new AppError('ERR_UID_NOT_FOUND', { params: { uid: 'alice' } });
-      }, async () => {
-        throw new ForeignKeyViolation(undefined, undefined);
-      }),
+      againAsActor(
+        ctx,
+        async () => {
+          throw new AppError('ERR_UID_NOT_FOUND', { params: { uid: 'alice' } });
+        },
+        async () => {
+          throw new ForeignKeyViolation(undefined, undefined);
+        },
+      ),
       (error: AppError) => error.code === 'ERR_UID_NOT_FOUND',
     );
   });

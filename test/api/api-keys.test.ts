@@ -62,12 +62,14 @@ describe('create-apikey', () => {
 
   it('keeps to 25 keys per app when keys are created concurrently', async () => {
     const own = await t.services.apps.create({ appId: '', requestId: 't', log: silentLogger }, { name: 'Race' });
-    const responses = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => t.call(own, '/v3/apikeys', { method: 'POST', body: { name: `race ${i}`, scope: 'authOnly' } })),
-    );
+    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => t.call(own, '/v3/apikeys', { method: 'POST', body: { name: `race ${i}`, scope: 'authOnly' } })));
     assert.equal(responses.filter((r) => r.statusCode === 200).length, 23, 'the app started with two keys');
     assert.ok(responses.every((r) => r.statusCode === 200 || errorCode(r) === 'ERR_PLAN_QUOTA_RESTRICTION'));
-    const count = await t.database.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<string>().as('n')).where('app_id', '=', own.appId).executeTakeFirstOrThrow();
+    const count = await t.database.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('app_id', '=', own.appId)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 25);
   });
 
@@ -95,14 +97,20 @@ describe('list-apikeys', () => {
     const key = await createKey('authOnly');
     const all = body(await t.call(t.appA, '/v3/apikeys'));
     assert.ok(all.data.length >= 3);
-    assert.ok(all.data.every((k: any) => MASKED.test(k.apiKey)), 'every key is masked');
+    assert.ok(
+      all.data.every((k: any) => MASKED.test(k.apiKey)),
+      'every key is masked',
+    );
     assert.equal(all.meta.pagination.total, all.data.length);
     const mine = all.data.find((k: any) => k.name === key.name);
     assert.equal(mine.apiKey, `${key.apiKey.slice(0, 8)}${'*'.repeat(28)}${key.apiKey.slice(-4)}`);
     const full = body(await t.call(t.appA, '/v3/apikeys', { query: { scope: 'fullAccess' } })).data;
     assert.ok(full.length >= 1 && full.every((k: any) => k.scope === 'fullAccess'));
     const searched = body(await t.call(t.appA, '/v3/apikeys', { query: { searchKey: key.name.slice(4).toUpperCase() } })).data;
-    assert.deepEqual(searched.map((k: any) => k.name), [key.name]);
+    assert.deepEqual(
+      searched.map((k: any) => k.name),
+      [key.name],
+    );
   });
 
   it("shows none of another app's keys", async () => {

@@ -35,8 +35,6 @@ function cliServices(config: Config): Services {
   return createServices(t.database, config, { rateLimits: { limits: config.rateLimits }, webhookAllowPrivate: config.webhookAllowPrivate });
 }
 
-
-
 describe('parley apps, in process', () => {
   const config = cliConfig();
   const create = (flags: AppsFlags, services = t.services, appsConfig: Config = config) => run(() => appsCreate(services, io, appsConfig, flags));
@@ -113,7 +111,7 @@ describe('parley keys, in process', () => {
 
     const listed = await keys(keysList, { app: 'keys-app', json: true });
     const all = JSON.parse(listed.stdout) as Array<{ apiKey: string; name: string }>;
-    assert.equal(all.length, 4, 'the app\'s two keys, and the two made here');
+    assert.equal(all.length, 4, "the app's two keys, and the two made here");
     const masked = all.find((k) => k.name === 'CI key')!.apiKey;
     assert.equal(masked, `${key.apiKey.slice(0, 8)}${'*'.repeat(28)}${key.apiKey.slice(-4)}`);
     assert.ok(!listed.stdout.includes(key.apiKey), 'keys are listed masked');
@@ -128,7 +126,10 @@ describe('parley keys, in process', () => {
       run(() => keysRevoke(t.services, io, { app: 'keys-app' }, key.apiKey)),
       (error: unknown) => error instanceof AppError && /does not exist/.test(error.message),
     );
-    await assert.rejects(run(() => keysRevoke(t.services, io, { app: 'keys-app' }, undefined)), isUsage(/--KEY \(a positional argument\) is required/));
+    await assert.rejects(
+      run(() => keysRevoke(t.services, io, { app: 'keys-app' }, undefined)),
+      isUsage(/--KEY \(a positional argument\) is required/),
+    );
   });
 
   it('refuses an unknown app, a missing --app and an unknown scope', async () => {
@@ -196,7 +197,13 @@ describe('parley apps limits, in process', () => {
       await assert.rejects(limits({ set: value }), isUsage(message), value);
     }
     assert.deepEqual(JSON.parse((await limits({ json: true })).stdout).overrides, {}, 'a refused --set changes nothing');
-    await assert.rejects(run(() => appsLimits(services, io, { app: 'no-such-app' })), isUsage(/^No app with id no-such-app\.$/));
-    await assert.rejects(run(() => appsLimits(services, io, {})), isUsage(/^--app is required\.$/));
+    await assert.rejects(
+      run(() => appsLimits(services, io, { app: 'no-such-app' })),
+      isUsage(/^No app with id no-such-app\.$/),
+    );
+    await assert.rejects(
+      run(() => appsLimits(services, io, {})),
+      isUsage(/^--app is required\.$/),
+    );
   });
 });

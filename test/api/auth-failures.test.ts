@@ -31,7 +31,7 @@ after(async () => {
 function countCredentialReads(): { readonly count: number; stop(): void } {
   const executor = t.database.db.getExecutor();
   let owner: any = Object.getPrototypeOf(executor);
-  while (owner && !Object.prototype.hasOwnProperty.call(owner, 'executeQuery')) owner = Object.getPrototypeOf(owner);
+  while (owner && !Object.hasOwn(owner, 'executeQuery')) owner = Object.getPrototypeOf(owner);
   const original = owner.executeQuery;
   let count = 0;
   owner.executeQuery = function (this: unknown, compiled: { sql: string }, ...rest: unknown[]) {
@@ -112,7 +112,10 @@ describe('refused credentials', () => {
     } finally {
       reads.stop();
     }
-    assert.deepEqual([...(await statuses(answers))].sort(), [[401, PER_ADDRESS], [429, 100 - PER_ADDRESS]]);
+    assert.deepEqual([...(await statuses(answers))].sort(), [
+      [401, PER_ADDRESS],
+      [429, 100 - PER_ADDRESS],
+    ]);
     assert.equal(reads.count, PER_ADDRESS, 'a lookup for each refusal within the limit, none after it');
     const refused = answers.at(-1)!;
     assert.equal(errorCode(refused), 'ERR_TOO_MANY_REQUESTS');
@@ -142,7 +145,7 @@ describe('refused credentials', () => {
 
   it('answers 429 past the failures allowed per app, whatever the addresses, and leaves other apps alone', async () => {
     const app = await newApp();
-    assert.equal((await withKey(app.appId, app.apiKey, newAddress())).statusCode, 200, 'the backend\'s key, in use before');
+    assert.equal((await withKey(app.appId, app.apiKey, newAddress())).statusCode, 200, "the backend's key, in use before");
     const reads = countCredentialReads();
     const answers: LightMyRequestResponse[] = [];
     try {
@@ -150,7 +153,10 @@ describe('refused credentials', () => {
     } finally {
       reads.stop();
     }
-    assert.deepEqual([...(await statuses(answers))].sort(), [[401, PER_APP], [429, 100 - PER_APP]]);
+    assert.deepEqual([...(await statuses(answers))].sort(), [
+      [401, PER_APP],
+      [429, 100 - PER_APP],
+    ]);
     assert.equal(reads.count, PER_APP);
     assert.equal((await withKey(t.appB.appId, 'wrong-for-b', newAddress())).statusCode, 401, 'another app counts its own');
     assert.equal((await withKey(app.appId, app.apiKey, newAddress())).statusCode, 200, 'a key known valid on this node still works');
@@ -167,8 +173,7 @@ describe('refused credentials', () => {
     assert.equal((await withKey(app.appId, body(created).data.apiKey, address)).statusCode, 200);
     // An app refused (no such app, remembered) is found once it is created, with the same request.
     const appId = `fresh-${process.pid}-${Date.now() % 100000}`;
-    const rules = () =>
-      t.app.inject({ method: 'GET', url: '/v3/moderation/rules', headers: { host: hostOf({ appId }), key: management.key, secret: management.secret }, remoteAddress: address });
+    const rules = () => t.app.inject({ method: 'GET', url: '/v3/moderation/rules', headers: { host: hostOf({ appId }), key: management.key, secret: management.secret }, remoteAddress: address });
     assert.equal(errorCode(await rules()), 'AUTH_ERR_INVALID_APPID');
     assert.equal(errorCode(await rules()), 'AUTH_ERR_INVALID_APPID');
     await t.services.apps.create({ appId: '', requestId: 'test', log: silentLogger }, { name: 'Fresh', appId });
@@ -190,7 +195,10 @@ describe('refused management credentials', () => {
     } finally {
       reads.stop();
     }
-    assert.deepEqual([...(await statuses(answers))].sort(), [[401, PER_ADDRESS], [429, 60 - PER_ADDRESS]]);
+    assert.deepEqual([...(await statuses(answers))].sort(), [
+      [401, PER_ADDRESS],
+      [429, 60 - PER_ADDRESS],
+    ]);
     assert.equal(reads.count, 1 + (PER_ADDRESS - 20), 'no lookup past the limit');
     assert.equal(errorCode(answers.at(-1)!), 'ERR_TOO_MANY_REQUESTS');
     assert.ok(Number(answers.at(-1)!.headers['retry-after']) >= 1);
@@ -233,7 +241,10 @@ describe('failed authentications counted in Redis', () => {
       const node = nodes[i % 2]!;
       answers.push(await node.app.inject({ method: 'GET', url: '/v3/users', headers: { host: hostOf(node.appA), apikey: `wrong-${i}` }, remoteAddress: address }));
     }
-    assert.deepEqual([...(await statuses(answers))].sort(), [[401, PER_ADDRESS], [429, 60 - PER_ADDRESS]]);
+    assert.deepEqual([...(await statuses(answers))].sort(), [
+      [401, PER_ADDRESS],
+      [429, 60 - PER_ADDRESS],
+    ]);
     // Another client is not held up.
     const other = await nodes[0]!.app.inject({ method: 'GET', url: '/v3/users', headers: { host: hostOf(nodes[0]!.appA), apikey: 'wrong' }, remoteAddress: '2001:db8::1' });
     assert.equal(other.statusCode, 401);

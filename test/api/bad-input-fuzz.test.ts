@@ -38,10 +38,24 @@ describe('the fuzz of every operation across two apps', () => {
     assert.deepEqual(missed, []);
     assert.ok(fuzz.operations.length >= 87, `only ${fuzz.operations.length} operations`);
     for (const family of [
-      'malformed: truncated', 'malformed: trailing garbage', 'malformed: wrong content type', 'unicode: invalid UTF-8 bytes',
-      'unicode: lone surrogate or NUL escapes', 'nesting: deep value', 'nesting: deep body', 'numbers: beyond a double',
-      'body: schema with junk', 'path: junk', 'query', 'key: the other app’s', 'headers: appId header', 'headers: host',
-      'headers: duplicate apiKey', 'headers: huge header', 'headers: onBehalfOf', 'headers: content-length',
+      'malformed: truncated',
+      'malformed: trailing garbage',
+      'malformed: wrong content type',
+      'unicode: invalid UTF-8 bytes',
+      'unicode: lone surrogate or NUL escapes',
+      'nesting: deep value',
+      'nesting: deep body',
+      'numbers: beyond a double',
+      'body: schema with junk',
+      'path: junk',
+      'query',
+      'key: the other app’s',
+      'headers: appId header',
+      'headers: host',
+      'headers: duplicate apiKey',
+      'headers: huge header',
+      'headers: onBehalfOf',
+      'headers: content-length',
     ]) {
       assert.ok((summary.families[family] ?? 0) > 0, `no request of "${family}": ${JSON.stringify(summary.families)}`);
     }
@@ -58,8 +72,7 @@ describe('the fuzz of every operation across two apps', () => {
 
   it('its oracle catches a 5xx, an error out of shape, and the other app’s marker, key or message', () => {
     const request = { ...fuzzRequest(fuzz, SEED, 0), actor: 'B' as const };
-    const answer = (statusCode: number, payload: unknown) =>
-      ({ statusCode, body: JSON.stringify(payload), json: () => payload }) as unknown as Parameters<typeof answerFailures>[2];
+    const answer = (statusCode: number, payload: unknown) => ({ statusCode, body: JSON.stringify(payload), json: () => payload }) as unknown as Parameters<typeof answerFailures>[2];
     const kinds = (statusCode: number, payload: unknown) => answerFailures(fuzz, request, answer(statusCode, payload)).map((f) => f.kind);
     assert.deepEqual(kinds(500, { error: { code: 'ERR_EXCEPTION', message: 'x' } }), ['5xx']);
     assert.deepEqual(kinds(400, { message: 'no error object' }), ['shape']);

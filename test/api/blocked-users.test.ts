@@ -17,7 +17,9 @@ const blockUsers = (uid: string, payload: unknown, app = t.appA, onBehalfOf?: st
 const unblockUsers = (uid: string, payload: unknown, app = t.appA) => t.call(app, `/v3/users/${uid}/blockedusers`, { method: 'DELETE', body: payload });
 const listBlocked = (uid: string, query: Record<string, string> = {}, app = t.appA) => t.call(app, `/v3/users/${uid}/blockedusers`, { query });
 const blockedUids = async (uid: string, direction = 'blockedByMe') =>
-  body(await listBlocked(uid, { direction, perPage: '1000' })).data.map((u: any) => u.uid).sort();
+  body(await listBlocked(uid, { direction, perPage: '1000' }))
+    .data.map((u: any) => u.uid)
+    .sort();
 const blocked = (uid: string, other: string) => ({ success: true, message: `The user with UID ${uid} has blocked user with UID ${other} successfully.` });
 
 const badPayloads = (uid: string): unknown[] => [
@@ -133,7 +135,7 @@ describe('unblock-users', () => {
     assert.deepEqual(await blockedUids(me!), [other]);
   });
 
-  it("cannot unblock in another app", async () => {
+  it('cannot unblock in another app', async () => {
     const [me, other] = await uids(2);
     await blockUsers(me!, { blockedUids: [other] });
     assert.equal(errorCode(await unblockUsers(me!, { blockedUids: [other] }, t.appB)), 'ERR_UID_NOT_FOUND');
@@ -157,7 +159,11 @@ describe('list-blocked-users', () => {
     const response = await listBlocked(me);
     assert.equal(response.statusCode, 200, response.body);
     const { data, meta } = body(response);
-    assert.deepEqual(data.map((u: any) => u.name), ['anna', 'Bea', 'Carl'], 'blockedByMe by default');
+    assert.deepEqual(
+      data.map((u: any) => u.name),
+      ['anna', 'Bea', 'Carl'],
+      'blockedByMe by default',
+    );
     assert.deepEqual(meta.pagination, { total: 3, count: 3, per_page: 100, current_page: 1, total_pages: 1 });
     const [a, b] = data;
     assert.equal(a.blockedByMe, true);
@@ -170,16 +176,28 @@ describe('list-blocked-users', () => {
     assert.equal(typeof b.hasBlockedMeAt, 'number');
 
     const theirs = body(await listBlocked(me, { direction: 'hasBlockedMe' })).data;
-    assert.deepEqual(theirs.map((u: any) => u.name), ['Bea', 'Dan']);
+    assert.deepEqual(
+      theirs.map((u: any) => u.name),
+      ['Bea', 'Dan'],
+    );
     assert.equal(theirs[1].blockedByMe, false);
     assert.equal(theirs[1].blockedAt, theirs[1].hasBlockedMeAt);
     const all = body(await listBlocked(me, { direction: 'both' }));
-    assert.deepEqual(all.data.map((u: any) => u.name), ['anna', 'Bea', 'Carl', 'Dan']);
+    assert.deepEqual(
+      all.data.map((u: any) => u.name),
+      ['anna', 'Bea', 'Carl', 'Dan'],
+    );
     assert.equal(all.meta.pagination.total, 4);
     const page = body(await listBlocked(me, { direction: 'both', perPage: '3', page: '2' }));
-    assert.deepEqual(page.data.map((u: any) => u.name), ['Dan']);
+    assert.deepEqual(
+      page.data.map((u: any) => u.name),
+      ['Dan'],
+    );
     assert.deepEqual(page.meta.pagination, { total: 4, count: 1, per_page: 3, current_page: 2, total_pages: 2 });
-    assert.deepEqual(body(await listBlocked(me, { direction: 'both', searchKey: 'c' })).data.map((u: any) => u.name), ['Carl']);
+    assert.deepEqual(
+      body(await listBlocked(me, { direction: 'both', searchKey: 'c' })).data.map((u: any) => u.name),
+      ['Carl'],
+    );
   });
 
   it('refuses an unknown direction and bad paging with ERR_BAD_REQUEST', async () => {
@@ -226,20 +244,18 @@ describe('blockedByMe and hasBlockedMe on users', () => {
 
   it('list-users carries them relative to onBehalfOf, and refuses an unknown onBehalfOf', async () => {
     const tag = uniqueId('tag');
-    const [me, blockedOne, blocker, neutral] = await Promise.all(
-      Array.from({ length: 4 }, () => newUser(t, t.appA, { tags: [tag] }).then((u) => u.uid as string)),
-    );
+    const [me, blockedOne, blocker, neutral] = await Promise.all(Array.from({ length: 4 }, () => newUser(t, t.appA, { tags: [tag] }).then((u) => u.uid as string)));
     await blockUsers(me!, { blockedUids: [blockedOne] });
     await blockUsers(blocker!, { blockedUids: [me] });
     const listed = async (onBehalfOf?: string) =>
-      Object.fromEntries(
-        body(await t.call(t.appA, '/v3/users', { query: { tags: tag }, ...(onBehalfOf ? { onBehalfOf } : {}) })).data.map((u: any) => [u.uid, u]),
-      );
+      Object.fromEntries(body(await t.call(t.appA, '/v3/users', { query: { tags: tag }, ...(onBehalfOf ? { onBehalfOf } : {}) })).data.map((u: any) => [u.uid, u]));
     const seen = await listed(me);
-    assert.deepEqual(
-      Object.fromEntries(Object.entries(seen).map(([uid, u]: [string, any]) => [uid, [u.blockedByMe, u.hasBlockedMe]])),
-      { [me!]: [false, false], [blockedOne!]: [true, false], [blocker!]: [false, true], [neutral!]: [false, false] },
-    );
+    assert.deepEqual(Object.fromEntries(Object.entries(seen).map(([uid, u]: [string, any]) => [uid, [u.blockedByMe, u.hasBlockedMe]])), {
+      [me!]: [false, false],
+      [blockedOne!]: [true, false],
+      [blocker!]: [false, true],
+      [neutral!]: [false, false],
+    });
     assert.equal(typeof seen[blockedOne!].blockedByMeAt, 'number');
     assert.equal(typeof seen[blocker!].hasBlockedMeAt, 'number');
     const plain = await listed();
@@ -259,7 +275,12 @@ describe('deleting users', () => {
     assert.deepEqual(await blockedUids(me!, 'both'), [paused]);
     const [listed] = body(await listBlocked(me!)).data;
     assert.equal(typeof listed.deactivatedAt, 'number');
-    const rows = await t.database.db.selectFrom('blocked_users').selectAll().where('app_id', '=', t.appA.appId).where((eb) => eb.or([eb('uid', '=', gone!), eb('blocked_uid', '=', gone!)])).execute();
+    const rows = await t.database.db
+      .selectFrom('blocked_users')
+      .selectAll()
+      .where('app_id', '=', t.appA.appId)
+      .where((eb) => eb.or([eb('uid', '=', gone!), eb('blocked_uid', '=', gone!)]))
+      .execute();
     assert.deepEqual(rows, []);
   });
 });

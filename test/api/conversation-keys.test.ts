@@ -146,7 +146,15 @@ describe('imported messages of conversations whose vendor ids are alike', () => 
     const { a, bc, ab, c, wire } = await twoPairs();
     const T0 = 1_673_421_419;
     const record = (muid: string, sender: string, receiver: string, text: string, sentAt: number, extra = {}) => ({
-      muid, sender, receiver, receiverType: 'user', category: 'message', type: 'text', data: { text }, sentAt, ...extra,
+      muid,
+      sender,
+      receiver,
+      receiverType: 'user',
+      category: 'message',
+      type: 'text',
+      data: { text },
+      sentAt,
+      ...extra,
     });
     const response = await t.call(t.appA, '/v3.0/data_import/messages', {
       method: 'POST',

@@ -21,8 +21,7 @@ async function groupWith(owner: string, members: string[], fields: Record<string
   const group = await newGroup(t, t.appA, { ...fields, members: { participants: members } }, owner);
   return group.guid as string;
 }
-const list = (viewer: string | undefined, query: Record<string, string> = {}) =>
-  t.call(t.appA, '/v3/conversations', { query, ...(viewer ? { onBehalfOf: viewer } : {}) });
+const list = (viewer: string | undefined, query: Record<string, string> = {}) => t.call(t.appA, '/v3/conversations', { query, ...(viewer ? { onBehalfOf: viewer } : {}) });
 const ids = (response: { json(): any; body: string }) => {
   const data = response.json().data as any[] | undefined;
   assert.ok(data, response.body);
@@ -96,8 +95,7 @@ describe('list-all-conversations', () => {
   it("shows each 1:1 side's blocks with the viewer, as get-user does", async () => {
     const [alice, bob, carol, dave] = await uids(4);
     for (const other of [bob!, carol!, dave!]) await send(other, alice!);
-    const block = (uid: string, other: string) =>
-      t.call(t.appA, `/v3/users/${uid}/blockedusers`, { method: 'POST', body: { blockedUids: [other] } });
+    const block = (uid: string, other: string) => t.call(t.appA, `/v3/users/${uid}/blockedusers`, { method: 'POST', body: { blockedUids: [other] } });
     assert.equal((await block(alice!, bob!)).statusCode, 200);
     assert.equal((await block(carol!, alice!)).statusCode, 200);
     assert.equal((await block(alice!, carol!)).statusCode, 200);
@@ -133,7 +131,10 @@ describe('list-all-conversations', () => {
     assert.deepEqual(ids(await list(alice, { unread: 'true' })), [userConv(alice!, carol!)]);
     assert.equal(ids(await list(alice, { unread: 'false' })).length, 3);
     const withTags = body(await list(alice, { tags: 'pinned', withTags: 'true' }));
-    assert.deepEqual(withTags.data.map((c: any) => [c.conversationId, c.tags]), [[userConv(alice!, carol!), ['pinned']]]);
+    assert.deepEqual(
+      withTags.data.map((c: any) => [c.conversationId, c.tags]),
+      [[userConv(alice!, carol!), ['pinned']]],
+    );
     assert.equal(body(await list(alice, { tags: 'pinned' })).data[0].tags, undefined, 'tags only with withTags');
     assert.deepEqual(ids(await list(alice, { userTags: 'vip' })), [userConv(alice!, bob!)]);
     assert.deepEqual(ids(await list(alice, { groupTags: 'work' })), [`group_${guid}`]);
@@ -151,7 +152,7 @@ describe('list-all-conversations', () => {
     const none = await list(undefined);
     assert.equal(none.statusCode, 400);
     assert.equal(errorCode(none), 'ERR_BAD_REQUEST');
-    assert.equal(errorCode(await list('nobody-' + uniqueId())), 'ERR_UID_NOT_FOUND');
+    assert.equal(errorCode(await list(`nobody-${uniqueId()}`)), 'ERR_UID_NOT_FOUND');
     const bad: Array<Record<string, string>> = [{ perPage: '0' }, { perPage: '1001' }, { page: '0' }, { conversationType: 'channel' }, { unread: 'maybe' }, { bogus: '1' }];
     for (const query of bad) {
       const response = await list(alice, query);
@@ -290,7 +291,10 @@ describe('reset-user-conversation, reset-group-conversation, delete-conversation
       body: { conversationWith: bob, deleteMessagesPermanently: true },
     });
     assert.equal(response.statusCode, 200, response.body);
-    for (const [viewer, other] of [[alice!, bob!], [bob!, alice!]] as const) {
+    for (const [viewer, other] of [
+      [alice!, bob!],
+      [bob!, alice!],
+    ] as const) {
       assert.equal(errorCode(await t.call(t.appA, `/v3/users/${other}/conversation`, { onBehalfOf: viewer })), 'ERR_CONVERSATION_NOT_ACCESSIBLE');
       assert.deepEqual(await history(viewer, `/v3/users/${other}/messages`), []);
     }

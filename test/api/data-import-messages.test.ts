@@ -54,9 +54,7 @@ describe('import-messages', () => {
       type: 'image',
       data: {
         text: 'Hi there,',
-        attachments: [
-          { name: 'cometchat-uid-1.webp', extension: 'webp', size: '350.2', mimeType: 'image/webp', url: 'https://assets.cometchat.io/sampleapp/v2/users/cometchat-uid-1.webp' },
-        ],
+        attachments: [{ name: 'cometchat-uid-1.webp', extension: 'webp', size: '350.2', mimeType: 'image/webp', url: 'https://assets.cometchat.io/sampleapp/v2/users/cometchat-uid-1.webp' }],
         metadata: { key: 'value' },
       },
       sentAt: '1674104348',
@@ -114,7 +112,11 @@ describe('import-messages', () => {
       'by sentAt, and equal times in the body’s order',
     );
     const ids = listed.map((message) => BigInt(message.id));
-    assert.deepEqual([...ids].sort((a, b) => (a < b ? -1 : 1)), ids, 'ids ascend with sentAt');
+    assert.deepEqual(
+      [...ids].sort((a, b) => (a < b ? -1 : 1)),
+      ids,
+      'ids ascend with sentAt',
+    );
     const conversation = body(await t.call(t.appA, `/v3/users/${bob}/conversation`, { onBehalfOf: alice })).data;
     assert.equal(conversation.lastMessage.muid, `${prefix}-0`);
     assert.equal(conversation.updatedAt, T0 + 30);
@@ -184,7 +186,10 @@ describe('import-messages', () => {
     assert.deepEqual({ owner: group.owner, createdAt: group.createdAt }, { owner, createdAt: T0 - 100 });
     // History is kept for anyone allowed to read the group: the sender need not be a member.
     const listed = await history(t.appA, owner, `/v3/groups/${guid}/messages`);
-    assert.deepEqual(listed.map((message) => message.muid), [`${prefix}-0`, `${prefix}-1`]);
+    assert.deepEqual(
+      listed.map((message) => message.muid),
+      [`${prefix}-0`, `${prefix}-1`],
+    );
     const forOwner = body(await t.call(t.appA, `/v3/groups/${guid}/conversation`, { onBehalfOf: owner })).data;
     assert.equal(forOwner.unreadMessageCount, '1', 'the first read at its readAt, the second not');
 
@@ -210,7 +215,10 @@ describe('import-messages', () => {
     assert.deepEqual(Object.keys(message.data.mentions), [mentioned], 'an unknown user is not a mention');
     assert.equal(message.data.mentions[mentioned].name, 'Mentioned');
     const mentioning = await t.call(t.appA, '/v3/messages', { query: { mentionedUids: mentioned } });
-    assert.deepEqual(body(mentioning).data.map((m: any) => m.muid), [muid]);
+    assert.deepEqual(
+      body(mentioning).data.map((m: any) => m.muid),
+      [muid],
+    );
   });
 
   it('answers exactly what its response schema serialises (the route writes it with JSON.stringify)', async () => {
@@ -328,7 +336,11 @@ describe('import-messages', () => {
     assert.ok(results[`${p}-future`].error.details.sentAt);
     assert.ok(results[`${p}-readbefore`].error.details.readAt);
     const listed = await history(t.appA, alice!, `/v3/users/${bob}/messages`);
-    assert.deepEqual(listed.map((message) => message.muid), [`${p}-good`], 'only the good record of the conversation is stored');
+    assert.deepEqual(
+      listed.map((message) => message.muid),
+      [`${p}-good`],
+      'only the good record of the conversation is stored',
+    );
     assert.equal(errorCode(await t.call(t.appA, `/v3/users/${records[`${p}-role`].sender}`)), 'ERR_UID_NOT_FOUND', 'a refused record creates no user');
   });
 
@@ -376,7 +388,10 @@ describe('import-messages', () => {
     for (let n = 0; n < 20; n++) records[`${p}-${n}`] = textRecord(`${p}-${n}`, n % 2 ? alice! : bob!, n % 2 ? bob! : alice!, T0 + n);
     assert.ok(Object.values(codes(await imported(t.appA, records))).every((code) => code === 'ok'));
     const again = await imported(t.appA, records);
-    assert.ok(Object.values(codes(again)).every((code) => code === 'ERR_IMPORT_MUID_ALREADY_EXISTS'), JSON.stringify(codes(again)));
+    assert.ok(
+      Object.values(codes(again)).every((code) => code === 'ERR_IMPORT_MUID_ALREADY_EXISTS'),
+      JSON.stringify(codes(again)),
+    );
     assert.match(again[`${p}-0`].error.message, new RegExp(`${p}-0`));
     assert.equal((await history(t.appA, alice!, `/v3/users/${bob}/messages`)).length, 20);
     // A muid is the sender's: a message the sender sent with it through /v3 counts as imported.
@@ -396,7 +411,10 @@ describe('import-messages', () => {
     const conversationId = [alice!, carol!].sort().join('_user_');
     assert.equal(errorCode(await t.call(t.appA, `/v3/conversations/${conversationId}`, { onBehalfOf: alice })), 'ERR_CONVERSATION_NOT_ACCESSIBLE');
     const list = body(await t.call(t.appA, '/v3/conversations', { onBehalfOf: alice })).data;
-    assert.deepEqual(list.map((conversation: any) => conversation.conversationId), [[alice!, bob!].sort().join('_user_')]);
+    assert.deepEqual(
+      list.map((conversation: any) => conversation.conversationId),
+      [[alice!, bob!].sort().join('_user_')],
+    );
     // Its first real message opens it for both sides.
     const next = uniqueId('next');
     assert.equal((await imported(t.appA, { [next]: textRecord(next, alice!, carol!, T0 + 2) }))[next].success, true);

@@ -268,7 +268,10 @@ describe('import-groups', () => {
     const fetched = body(await t.call(t.appA, `/v3/groups/${guid}`)).data;
     assert.deepEqual(fetched, results[guid].data);
     const members = body(await t.call(t.appA, `/v3/groups/${guid}/members`)).data;
-    assert.deepEqual(members.map((m: any) => [m.uid, m.scope, m.joinedAt]), [[owner.uid, 'admin', T0]]);
+    assert.deepEqual(
+      members.map((m: any) => [m.uid, m.scope, m.joinedAt]),
+      [[owner.uid, 'admin', T0]],
+    );
   });
 
   it('creates the owner from groupOwnerDetails (the vendor’s example); without details a missing owner fails the record', async () => {
@@ -317,8 +320,7 @@ describe('import-groups', () => {
     const row = await t.database.db.selectFrom('groups').select('password_hash').where('app_id', '=', t.appA.appId).where('guid', '=', guid).executeTakeFirstOrThrow();
     assert.match(row.password_hash!, /^scrypt\$/);
     const joiner = await newUser(t, t.appA);
-    const join = (password: string) =>
-      t.call(t.appA, `/v3/groups/${guid}/members`, { method: 'POST', body: { participants: [joiner.uid], password }, onBehalfOf: joiner.uid });
+    const join = (password: string) => t.call(t.appA, `/v3/groups/${guid}/members`, { method: 'POST', body: { participants: [joiner.uid], password }, onBehalfOf: joiner.uid });
     assert.equal(errorCode(await join('wrong')), 'ERR_WRONG_GROUP_PASS');
     assert.equal((await join('s3cret')).statusCode, 200);
   });
@@ -337,7 +339,10 @@ describe('import-groups', () => {
     assert.ok(Object.values(again).every((r) => r.error?.code === 'ERR_GUID_ALREADY_EXISTS'));
     const rows = await t.database.db.selectFrom('groups').select(['guid', 'members_count']).where('app_id', '=', t.appA.appId).where('guid', 'like', `${p}-%`).execute();
     assert.equal(rows.length, 50);
-    assert.ok(rows.every((row) => row.members_count === 1), 'each group counts its owner once');
+    assert.ok(
+      rows.every((row) => row.members_count === 1),
+      'each group counts its owner once',
+    );
   });
 
   it('keeps apps apart: app B cannot name app A’s user as owner', async () => {
@@ -459,7 +464,10 @@ describe('import-members', () => {
     assert.deepEqual(results[memberId(guid, troll.uid)], { success: true, data: { guid, uid: troll.uid, isBanned: true, bannedAt: T0 + 5 } });
     assert.equal(results[memberId(guid, owner)].error.code, 'ERR_GROUP_NO_CLEARANCE');
     const bannedList = body(await t.call(t.appA, `/v3/groups/${guid}/bannedusers`)).data;
-    assert.deepEqual(bannedList.map((u: any) => [u.uid, u.bannedAt]), [[troll.uid, T0 + 5]]);
+    assert.deepEqual(
+      bannedList.map((u: any) => [u.uid, u.bannedAt]),
+      [[troll.uid, T0 + 5]],
+    );
     assert.equal(await memberCount(t.appA, guid), 1);
 
     const again = await imported(t.appA, 'members', {
@@ -492,7 +500,12 @@ describe('import-members', () => {
     const again = await imported(t.appA, 'members', records);
     assert.ok(Object.values(again).every((r) => r.error?.code === 'ERR_ALREADY_JOINED'));
     assert.equal(await memberCount(t.appA, guid), 101);
-    const counted = await t.database.db.selectFrom('group_members').select((eb) => eb.fn.countAll<string>().as('n')).where('app_id', '=', t.appA.appId).where('guid', '=', guid).executeTakeFirstOrThrow();
+    const counted = await t.database.db
+      .selectFrom('group_members')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('app_id', '=', t.appA.appId)
+      .where('guid', '=', guid)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(counted.n), 101);
   });
 
@@ -548,7 +561,12 @@ describe('a large batch', () => {
     assert.equal(response.statusCode, 200, response.body.slice(0, 500));
     const results = body(response).data;
     assert.equal(Object.values(results).filter((r: any) => r.success).length, 10_000);
-    const count = await t.database.db.selectFrom('users').select((eb) => eb.fn.countAll<string>().as('n')).where('app_id', '=', t.appA.appId).where('uid', 'like', `${prefix}-%`).executeTakeFirstOrThrow();
+    const count = await t.database.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('app_id', '=', t.appA.appId)
+      .where('uid', 'like', `${prefix}-%`)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 10_000);
   });
 });

@@ -40,7 +40,11 @@ describe('writes racing a delete', () => {
     const [owner, member, other] = await newUids(t, t.appA, 3);
     await race(async () => {
       const guid = (await newGroup(t, t.appA, { members: { participants: [member!] } }, owner)).guid as string;
-      const first = await t.call(t.appA, '/v3/messages', { method: 'POST', onBehalfOf: owner!, body: { receiver: guid, receiverType: 'group', category: 'message', type: 'text', data: { text: 'first' } } });
+      const first = await t.call(t.appA, '/v3/messages', {
+        method: 'POST',
+        onBehalfOf: owner!,
+        body: { receiver: guid, receiverType: 'group', category: 'message', type: 'text', data: { text: 'first' } },
+      });
       assert.equal(first.statusCode, 200, first.body);
       const writes: Call[] = [
         [`/v3/groups/${guid}/members`, { method: 'POST', body: { participants: [other] } }],

@@ -56,7 +56,10 @@ describe('event consumers', () => {
         attempts = await log.attempts(t.appA.appId, deliveryId);
         if (attempts.length < 3) await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      assert.deepEqual(attempts.map((a) => a.status), [503, 503, 200]);
+      assert.deepEqual(
+        attempts.map((a) => a.status),
+        [503, 503, 200],
+      );
       assert.ok(attempts.every((a) => a.duration_ms >= 0));
       assert.ok(attempts[0]!.at <= attempts[1]!.at && attempts[1]!.at <= attempts[2]!.at);
       // Another app's view of the delivery has no attempts.

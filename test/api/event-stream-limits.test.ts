@@ -142,7 +142,10 @@ describe('a catch-up from an old Last-Event-ID', () => {
       stream.response.resume();
       await until(() => ids.length >= EVENTS, `${EVENTS} events (got ${ids.length})`, 60_000);
       assert.equal(ids.length, EVENTS);
-      assert.ok(ids.every((id, n) => id === firstId + BigInt(n)), 'every event once, in order');
+      assert.ok(
+        ids.every((id, n) => id === firstId + BigInt(n)),
+        'every event once, in order',
+      );
       assert.equal(reads.rendered, EVENTS, 'each event rendered once');
     } finally {
       stream.request.destroy();
@@ -207,7 +210,10 @@ describe('caps on open streams', () => {
     const open: Opened[] = [];
     try {
       for (let n = 0; n < 2; n++) open.push(await openRaw(port, t.appA));
-      assert.deepEqual(open.map((s) => s.response.statusCode), [200, 200]);
+      assert.deepEqual(
+        open.map((s) => s.response.statusCode),
+        [200, 200],
+      );
       assert.match(await refusal(await openRaw(port, t.appA)), /at most 2 per app/);
       // App A at its cap: app B still opens one, the node's third.
       const b = await openRaw(port, t.appB);

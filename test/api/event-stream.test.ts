@@ -113,7 +113,10 @@ describe('the live event stream', () => {
       const group = await newGroup(t, t.appA, {}, alice);
       const second = await send(t.appA, bob!, alice!, 'two');
       const events = await stream.waitFor(3);
-      assert.deepEqual(events.map((e) => e.event), ['message_sent', 'group_created', 'message_sent']);
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ['message_sent', 'group_created', 'message_sent'],
+      );
       assert.ok(BigInt(events[0]!.id) < BigInt(events[1]!.id) && BigInt(events[1]!.id) < BigInt(events[2]!.id));
       const payload = events[0]!.data;
       assert.deepEqual(Object.keys(payload).sort(), ['appId', 'data', 'region', 'trigger']);
@@ -137,7 +140,10 @@ describe('the live event stream', () => {
       await send(t.appA, alice!, bob!, 'not streamed');
       await ok(t.appA, `/v3/users/${alice}/blockedusers`, { method: 'POST', body: { blockedUids: [bob] } });
       const events = await stream.waitFor(1);
-      assert.deepEqual(events.map((e) => e.event), ['user_blocked']);
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ['user_blocked'],
+      );
     } finally {
       stream.close();
     }
@@ -156,7 +162,10 @@ describe('the live event stream', () => {
     const resumed = await openStream(t.appA, { lastEventId: seen!.id });
     try {
       const events = await resumed.waitFor(2);
-      assert.deepEqual(events.map((e) => e.data.data.message.id), missed.map((m) => m.id));
+      assert.deepEqual(
+        events.map((e) => e.data.data.message.id),
+        missed.map((m) => m.id),
+      );
       const later = await send(t.appA, alice!, bob!, 'live again');
       assert.equal((await resumed.waitFor(3))[2]!.data.data.message.id, later.id);
     } finally {
@@ -180,9 +189,18 @@ describe('the live event stream', () => {
     stop();
     assert.equal(await running, 0);
     const printed = lines.map((line) => JSON.parse(line));
-    assert.deepEqual(printed.map((p) => [p.trigger, p.data.message.id]), [['message_sent', before.id], ['message_sent', later.id]]);
+    assert.deepEqual(
+      printed.map((p) => [p.trigger, p.data.message.id]),
+      [
+        ['message_sent', before.id],
+        ['message_sent', later.id],
+      ],
+    );
     assert.equal(printed[0].id, String(first.id));
-    await assert.rejects(eventsCommand(services, io, 'tail', { app: t.appA.appId, triggers: 'nope' }, () => {}, until), /unknown trigger: nope/);
+    await assert.rejects(
+      eventsCommand(services, io, 'tail', { app: t.appA.appId, triggers: 'nope' }, () => {}, until),
+      /unknown trigger: nope/,
+    );
   });
 
   it('takes only a fullAccess key of the app, and refuses a bad Last-Event-ID', async () => {
@@ -310,15 +328,23 @@ describe('where a stream without Last-Event-ID starts', () => {
       const again = await quiet.call(quiet.appA, '/v3/messages', { method: 'POST', onBehalfOf: bob!, body: { receiver: alice!, receiverType: 'user', data: { text: 'later' } } });
       assert.equal(again.statusCode, 200, again.body);
       const events = await stream.waitFor(4);
-      assert.deepEqual(events.slice(1, 3).map((e) => BigInt(e.id)), after);
+      assert.deepEqual(
+        events.slice(1, 3).map((e) => BigInt(e.id)),
+        after,
+      );
       assert.equal(events[3]!.data.data.message.id, body(again).data.id);
-      assert.ok(stream.events.every((e) => !before.includes(BigInt(e.id))), 'none of the events committed before');
+      assert.ok(
+        stream.events.every((e) => !before.includes(BigInt(e.id))),
+        'none of the events committed before',
+      );
     } finally {
       stream.close();
     }
   });
 
-  it('sends an event whose transaction was still running when it answered, once that commits', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only: PGlite runs one transaction at a time' }, async () => {
+  it('sends an event whose transaction was still running when it answered, once that commits', {
+    skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only: PGlite runs one transaction at a time',
+  }, async () => {
     await quietSpell();
     const writer = new pg.Client({ connectionString: quiet.url });
     await writer.connect();

@@ -39,7 +39,10 @@ async function eventsAfter(app: CreatedApp, afterId: string): Promise<Logged[]> 
 }
 
 async function lastEventId(): Promise<string> {
-  const row = await t.database.db.selectFrom('events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  const row = await t.database.db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
   return row?.id === null || row?.id === undefined ? '0' : String(row.id);
 }
 
@@ -63,10 +66,19 @@ describe('the event log', () => {
     const [alice, bob] = await newUids(t, t.appA, 2);
     let sent: any;
     const plain = await recorded(async () => (sent = await send(alice!, bob!, 'user')));
-    assert.deepEqual(plain.map((e) => [e.trigger, e.message_id, e.data]), [['message_sent', sent.id, null]]);
+    assert.deepEqual(
+      plain.map((e) => [e.trigger, e.message_id, e.data]),
+      [['message_sent', sent.id, null]],
+    );
     let mentioning: any;
     const mentions = await recorded(async () => (mentioning = await send(alice!, bob!, 'user', { data: { text: `hi <@uid:${bob}>` } })));
-    assert.deepEqual(mentions.map((e) => [e.trigger, e.message_id]), [['message_sent', mentioning.id], ['user_mentioned', mentioning.id]]);
+    assert.deepEqual(
+      mentions.map((e) => [e.trigger, e.message_id]),
+      [
+        ['message_sent', mentioning.id],
+        ['user_mentioned', mentioning.id],
+      ],
+    );
     assert.equal(mentions[0]!.conversation_id, mentions[1]!.conversation_id);
     assert.ok(BigInt(mentions[0]!.id) < BigInt(mentions[1]!.id));
   });
@@ -80,9 +92,15 @@ describe('the event log', () => {
       await ok('/v3/messages', { method: 'POST', onBehalfOf: alice, body: { receiver: bob, receiverType: 'user', data: { text: 'all' }, multipleReceivers: { uids: [carol] } } });
       await ok(`/v3/messages/${toGroup.id}/thread`, { method: 'POST', onBehalfOf: alice, body: { receiver: group.guid, receiverType: 'group', data: { text: 'reply' } } });
     });
-    assert.deepEqual(events.map((e) => e.trigger), ['message_sent', 'message_sent', 'message_sent', 'message_sent', 'message_sent']);
+    assert.deepEqual(
+      events.map((e) => e.trigger),
+      ['message_sent', 'message_sent', 'message_sent', 'message_sent', 'message_sent'],
+    );
     const members = await recorded(() => ok(`/v3/groups/${group.guid}/members`, { method: 'POST', body: { participants: [bob, carol] } }));
-    assert.ok(members.every((e) => e.message_id === null), JSON.stringify(members));
+    assert.ok(
+      members.every((e) => e.message_id === null),
+      JSON.stringify(members),
+    );
   });
 
   it('a refused send and a repeated muid record nothing', async () => {
@@ -103,14 +121,22 @@ describe('the event log', () => {
   it('an import records no events unless the call asks with recordEvents=true (then as a send does; a muid imported before records nothing)', async () => {
     const [alice, bob] = await newUids(t, t.appA, 2);
     const sentAt = Math.floor(Date.now() / 1000) - 60;
-    const messages = (muid: string, text: string) => ({ messages: { [muid]: { muid, sender: alice, receiver: bob, receiverType: 'user', sentAt, category: 'message', type: 'text', data: { text } } } });
+    const messages = (muid: string, text: string) => ({
+      messages: { [muid]: { muid, sender: alice, receiver: bob, receiverType: 'user', sentAt, category: 'message', type: 'text', data: { text } } },
+    });
     const quiet = await recorded(() => ok('/v3/data_import/messages', { method: 'POST', body: messages(uniqueId('q'), 'quiet') }));
     assert.deepEqual(quiet, []);
     const muid = uniqueId('loud');
     let answer: any;
     const loud = await recorded(async () => (answer = await ok('/v3/data_import/messages?recordEvents=true', { method: 'POST', body: messages(muid, `hi <@uid:${bob}>`) })));
     const id = String(answer[muid].data.id);
-    assert.deepEqual(loud.map((e) => [e.trigger, e.message_id]), [['message_sent', id], ['user_mentioned', id]]);
+    assert.deepEqual(
+      loud.map((e) => [e.trigger, e.message_id]),
+      [
+        ['message_sent', id],
+        ['user_mentioned', id],
+      ],
+    );
     assert.deepEqual(await recorded(() => ok('/v3/data_import/messages?recordEvents=true', { method: 'POST', body: messages(muid, 'again') })), []);
   });
 
@@ -118,9 +144,15 @@ describe('the event log', () => {
     const [alice, bob] = await newUids(t, t.appA, 2);
     const message = await send(alice!, bob!, 'user');
     const edited = await recorded(() => ok(`/v3/messages/${message.id}`, { method: 'PUT', onBehalfOf: alice, body: { data: { text: 'edited' } } }));
-    assert.deepEqual(edited.map((e) => e.trigger), ['message_edited']);
+    assert.deepEqual(
+      edited.map((e) => e.trigger),
+      ['message_edited'],
+    );
     const deleted = await recorded(() => ok(`/v3/messages/${message.id}`, { method: 'DELETE', onBehalfOf: alice }));
-    assert.deepEqual(deleted.map((e) => e.trigger), ['message_deleted']);
+    assert.deepEqual(
+      deleted.map((e) => e.trigger),
+      ['message_deleted'],
+    );
     for (const event of [...edited, ...deleted]) {
       const action = await t.database.db.selectFrom('messages').selectAll().where('app_id', '=', t.appA.appId).where('id', '=', event.message_id!).executeTakeFirstOrThrow();
       assert.equal(action.category, 'action');
@@ -133,7 +165,10 @@ describe('the event log', () => {
     const message = await send(alice!, bob!, 'user');
     const path = `/v3/messages/${message.id}/reactions/${encodeURIComponent('👍')}`;
     const added = await recorded(() => ok(path, { method: 'POST', onBehalfOf: bob }));
-    assert.deepEqual(added.map((e) => e.trigger), ['message_reaction_added']);
+    assert.deepEqual(
+      added.map((e) => e.trigger),
+      ['message_reaction_added'],
+    );
     const reaction = added[0]!.data.reaction;
     assert.deepEqual(Object.keys(reaction).sort(), ['id', 'messageId', 'reactedAt', 'reactedBy', 'reaction', 'uid']);
     assert.equal(reaction.messageId, message.id);
@@ -143,7 +178,10 @@ describe('the event log', () => {
     assert.equal(typeof reaction.reactedAt, 'number');
     assert.deepEqual(await recorded(() => ok(path, { method: 'POST', onBehalfOf: bob })), []);
     const removed = await recorded(() => ok(path, { method: 'DELETE', onBehalfOf: bob }));
-    assert.deepEqual(removed.map((e) => [e.trigger, e.data.reaction.id]), [['message_reaction_removed', reaction.id]]);
+    assert.deepEqual(
+      removed.map((e) => [e.trigger, e.data.reaction.id]),
+      [['message_reaction_removed', reaction.id]],
+    );
     assert.deepEqual(await recorded(() => ok(path, { method: 'DELETE', onBehalfOf: bob })), []);
   });
 
@@ -151,7 +189,10 @@ describe('the event log', () => {
     const [alice, bob] = await newUids(t, t.appA, 2);
     const message = await send(alice!, bob!, 'user');
     const delivered = await recorded(() => ok(`/v3/users/${alice}/conversation/delivered`, { method: 'POST', onBehalfOf: bob, body: {} }));
-    assert.deepEqual(delivered.map((e) => e.trigger), ['message_delivery_receipt']);
+    assert.deepEqual(
+      delivered.map((e) => e.trigger),
+      ['message_delivery_receipt'],
+    );
     const data = delivered[0]!.data;
     assert.deepEqual(
       { ...data, body: { ...data.body, timestamp: typeof data.body.timestamp } },
@@ -165,46 +206,61 @@ describe('the event log', () => {
       },
     );
     const read = await recorded(() => ok(`/v3/users/${alice}/conversation/read`, { method: 'POST', onBehalfOf: bob, body: { messageId: message.id } }));
-    assert.deepEqual(read.map((e) => [e.trigger, e.data.body.action]), [['message_read_receipt', 'read']]);
+    assert.deepEqual(
+      read.map((e) => [e.trigger, e.data.body.action]),
+      [['message_read_receipt', 'read']],
+    );
     assert.deepEqual(await recorded(() => ok(`/v3/users/${alice}/conversation/read`, { method: 'DELETE', onBehalfOf: bob })), []);
   });
 
   it('blocks record the users blocked and by whom; blocking again records nothing', async () => {
     const [alice, bob, carol] = await newUids(t, t.appA, 3);
     const blocked = await recorded(() => ok(`/v3/users/${alice}/blockedusers`, { method: 'POST', body: { blockedUids: [bob, carol] } }));
-    assert.deepEqual(blocked.map((e) => e.trigger), ['user_blocked']);
+    assert.deepEqual(
+      blocked.map((e) => e.trigger),
+      ['user_blocked'],
+    );
     assert.deepEqual(Object.keys(blocked[0]!.data.users).sort(), [bob, carol].sort());
     assert.equal(blocked[0]!.data.by.uid, alice);
     assert.deepEqual(await recorded(() => ok(`/v3/users/${alice}/blockedusers`, { method: 'POST', body: { blockedUids: [bob] } })), []);
     const unblocked = await recorded(() => ok(`/v3/users/${alice}/blockedusers`, { method: 'DELETE', body: { blockedUids: [bob] } }));
-    assert.deepEqual(unblocked.map((e) => [e.trigger, Object.keys(e.data.users)]), [['user_unblocked', [bob]]]);
+    assert.deepEqual(
+      unblocked.map((e) => [e.trigger, Object.keys(e.data.users)]),
+      [['user_unblocked', [bob]]],
+    );
   });
 
   it('groups record created (before their inline members), updated, owner transferred and deleted, with data.group and data.by', async () => {
     const [owner, bob, carol] = await newUids(t, t.appA, 3);
     const guid = uniqueId('g');
-    const created = await recorded(() =>
-      ok('/v3/groups', { method: 'POST', onBehalfOf: owner, body: { guid, name: 'G', type: 'public', members: { participants: [bob, carol] } } }),
+    const created = await recorded(() => ok('/v3/groups', { method: 'POST', onBehalfOf: owner, body: { guid, name: 'G', type: 'public', members: { participants: [bob, carol] } } }));
+    assert.deepEqual(
+      created.map((e) => e.trigger),
+      ['group_created', 'group_member_added'],
     );
-    assert.deepEqual(created.map((e) => e.trigger), ['group_created', 'group_member_added']);
     assert.equal(created[0]!.data.group.guid, guid);
     assert.equal(created[0]!.data.by.uid, owner);
     assert.equal(created[0]!.conversation_id, `group_${guid}`);
     assert.deepEqual(Object.keys(created[1]!.data.members).sort(), [bob, carol].sort());
     const updated = await recorded(() => ok(`/v3/groups/${guid}`, { method: 'PUT', onBehalfOf: owner, body: { name: 'Renamed', owner: bob } }));
-    assert.deepEqual(updated.map((e) => e.trigger), ['group_updated', 'group_owner_transferred']);
+    assert.deepEqual(
+      updated.map((e) => e.trigger),
+      ['group_updated', 'group_owner_transferred'],
+    );
     assert.equal(updated[0]!.data.group.name, 'Renamed');
     assert.equal(updated[1]!.data.group.owner, bob);
     assert.equal(updated[1]!.data.oldOwner, owner);
     const deleted = await recorded(() => ok(`/v3/groups/${guid}`, { method: 'DELETE' }));
-    assert.deepEqual(deleted.map((e) => [e.trigger, e.data.group.guid, e.data.by]), [['group_deleted', guid, undefined]]);
+    assert.deepEqual(
+      deleted.map((e) => [e.trigger, e.data.group.guid, e.data.by]),
+      [['group_deleted', guid, undefined]],
+    );
   });
 
   it('member changes record joined, left, added, kicked, banned, unbanned and scope changed', async () => {
     const [owner, joiner, added, kicked, banned] = await newUids(t, t.appA, 5);
     const group = await newGroup(t, t.appA, {}, owner);
-    const members = (path: string, payload: object, onBehalfOf?: string) =>
-      ok(`/v3/groups/${group.guid}/${path}`, { method: 'POST', body: payload, ...(onBehalfOf ? { onBehalfOf } : {}) });
+    const members = (path: string, payload: object, onBehalfOf?: string) => ok(`/v3/groups/${group.guid}/${path}`, { method: 'POST', body: payload, ...(onBehalfOf ? { onBehalfOf } : {}) });
     const events = await recorded(async () => {
       await members('members', { participants: [joiner] }, joiner);
       await members('members', { participants: [added, kicked] }, owner);
@@ -258,8 +314,14 @@ describe('the event log', () => {
     const retention = new EventRetention({ events: new EventsRepository(t.database.db), retentionMs: 7 * day, now: () => boundary + 7 * day });
     assert.ok((await retention.sweep()) >= 2);
     const left = await t.database.db.selectFrom('events').select(['id', 'created_at']).execute();
-    assert.ok(left.every((row) => row.created_at.getTime() >= boundary), 'every event before the boundary is gone, in both apps');
-    assert.deepEqual(left.map((row) => String(row.id)), recent.map((event) => event.id));
+    assert.ok(
+      left.every((row) => row.created_at.getTime() >= boundary),
+      'every event before the boundary is gone, in both apps',
+    );
+    assert.deepEqual(
+      left.map((row) => String(row.id)),
+      recent.map((event) => event.id),
+    );
     assert.equal(await retention.sweep(), 0);
   });
 
@@ -269,6 +331,9 @@ describe('the event log', () => {
     const response = await t.call(t.appB, '/v3/messages', { method: 'POST', onBehalfOf: alice, body: { receiver: bob, receiverType: 'user', data: { text: 'b' } } });
     assert.equal(response.statusCode, 200, response.body);
     assert.deepEqual(await eventsAfter(t.appA, before), []);
-    assert.deepEqual((await eventsAfter(t.appB, before)).map((e) => e.trigger), ['message_sent']);
+    assert.deepEqual(
+      (await eventsAfter(t.appB, before)).map((e) => e.trigger),
+      ['message_sent'],
+    );
   });
 });

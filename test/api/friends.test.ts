@@ -16,7 +16,10 @@ const addFriends = (uid: string, accepted: unknown, app = t.appA, onBehalfOf?: s
   t.call(app, `/v3/users/${uid}/friends`, { method: 'POST', body: { accepted }, ...(onBehalfOf ? { onBehalfOf } : {}) });
 const removeFriends = (uid: string, payload: unknown, app = t.appA) => t.call(app, `/v3/users/${uid}/friends`, { method: 'DELETE', body: payload });
 const listFriends = (uid: string, query: Record<string, string> = {}, app = t.appA) => t.call(app, `/v3/users/${uid}/friends`, { query });
-const friendUids = async (uid: string) => body(await listFriends(uid, { perPage: '1000' })).data.map((f: any) => f.uid).sort();
+const friendUids = async (uid: string) =>
+  body(await listFriends(uid, { perPage: '1000' }))
+    .data.map((f: any) => f.uid)
+    .sort();
 const ACCEPTED = { success: true, message: 'Created relationship with status accepted.' };
 
 describe('add-friend', () => {
@@ -54,13 +57,18 @@ describe('add-friend', () => {
     const [busy, me, other] = await uids(3);
     // 1,000 friends written directly: 1,000 users through the API would make the test slow.
     const fillers = Array.from({ length: 1000 }, (_, i) => `filler-${i}-${busy}`);
-    await t.database.db.insertInto('users').values(fillers.map((uid) => ({ app_id: t.appA.appId, uid, name: uid, avatar: null, link: null, role: 'default', status_message: null, created_at: new Date() }))).execute();
+    await t.database.db
+      .insertInto('users')
+      .values(fillers.map((uid) => ({ app_id: t.appA.appId, uid, name: uid, avatar: null, link: null, role: 'default', status_message: null, created_at: new Date() })))
+      .execute();
     await t.database.db
       .insertInto('friends')
-      .values(fillers.flatMap((uid) => [
-        { app_id: t.appA.appId, uid: busy!, friend_uid: uid },
-        { app_id: t.appA.appId, uid, friend_uid: busy! },
-      ]))
+      .values(
+        fillers.flatMap((uid) => [
+          { app_id: t.appA.appId, uid: busy!, friend_uid: uid },
+          { app_id: t.appA.appId, uid, friend_uid: busy! },
+        ]),
+      )
       .execute();
     const fromBusy = body(await addFriends(busy!, [me])).data.accepted[me!];
     assert.equal(fromBusy.error.code, 'ERR_PLAN_QUOTA_RESTRICTION');
@@ -131,7 +139,10 @@ describe('list-all-friends', () => {
     const response = await listFriends(me);
     assert.equal(response.statusCode, 200, response.body);
     const { data, meta } = body(response);
-    assert.deepEqual(data.map((f: any) => f.name), ['amy', 'Bob', 'Zed']);
+    assert.deepEqual(
+      data.map((f: any) => f.name),
+      ['amy', 'Bob', 'Zed'],
+    );
     assert.deepEqual(meta.pagination, { total: 3, count: 3, per_page: 100, current_page: 1, total_pages: 1 });
     const [a, b, z] = data;
     assert.equal(z.conversationId, [me, zed].sort().join('_user_'));
@@ -144,7 +155,10 @@ describe('list-all-friends', () => {
     assert.equal(b.hasBlockedMe, false);
     assert.ok(data.every((f: any) => typeof f.createdAt === 'number' && f.role && f.status));
     const page = body(await listFriends(me, { perPage: '2', page: '2' }));
-    assert.deepEqual(page.data.map((f: any) => f.name), ['Zed']);
+    assert.deepEqual(
+      page.data.map((f: any) => f.name),
+      ['Zed'],
+    );
     assert.deepEqual(page.meta.pagination, { total: 3, count: 1, per_page: 2, current_page: 2, total_pages: 2 });
   });
 
@@ -153,8 +167,14 @@ describe('list-all-friends', () => {
     const alice = (await newUser(t, t.appA, { name: 'Alice Liddell' })).uid;
     const other = (await newUser(t, t.appA, { uid: uniqueId('zz'), name: 'Someone' })).uid;
     await addFriends(me, [alice, other]);
-    assert.deepEqual(body(await listFriends(me, { searchKey: 'ALI' })).data.map((f: any) => f.uid), [alice]);
-    assert.deepEqual(body(await listFriends(me, { searchKey: other.slice(0, 5) })).data.map((f: any) => f.uid), [other]);
+    assert.deepEqual(
+      body(await listFriends(me, { searchKey: 'ALI' })).data.map((f: any) => f.uid),
+      [alice],
+    );
+    assert.deepEqual(
+      body(await listFriends(me, { searchKey: other.slice(0, 5) })).data.map((f: any) => f.uid),
+      [other],
+    );
     const none = body(await listFriends(me, { searchKey: '%' }));
     assert.deepEqual(none.data, []);
     assert.equal(none.meta.pagination.total, 0);
@@ -240,7 +260,12 @@ describe('deleting users', () => {
     const deleted = await t.call(t.appA, `/v3/users/${gone}`, { method: 'DELETE', body: { permanent: true } });
     assert.equal(deleted.statusCode, 200, deleted.body);
     assert.deepEqual(await friendUids(me!), []);
-    const rows = await t.database.db.selectFrom('friends').selectAll().where('app_id', '=', t.appA.appId).where((eb) => eb.or([eb('uid', '=', gone!), eb('friend_uid', '=', gone!)])).execute();
+    const rows = await t.database.db
+      .selectFrom('friends')
+      .selectAll()
+      .where('app_id', '=', t.appA.appId)
+      .where((eb) => eb.or([eb('uid', '=', gone!), eb('friend_uid', '=', gone!)]))
+      .execute();
     assert.deepEqual(rows, []);
   });
 });

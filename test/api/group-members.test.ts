@@ -13,8 +13,7 @@ after(async () => {
 });
 
 const uids = (n: number) => newUids(t, t.appA, n);
-const scopes = async (guid: string) =>
-  Object.fromEntries(body(await t.call(t.appA, `/v3/groups/${guid}/members`, { query: { perPage: '1000' } })).data.map((m: any) => [m.uid, m.scope]));
+const scopes = async (guid: string) => Object.fromEntries(body(await t.call(t.appA, `/v3/groups/${guid}/members`, { query: { perPage: '1000' } })).data.map((m: any) => [m.uid, m.scope]));
 const add = (guid: string, payload: Record<string, unknown>, onBehalfOf?: string) =>
   t.call(t.appA, `/v3/groups/${guid}/members`, { method: 'POST', body: payload, ...(onBehalfOf ? { onBehalfOf } : {}) });
 
@@ -195,7 +194,10 @@ describe('list-group-members', () => {
     const members = body(await t.call(t.appA, `/v3/groups/${g.guid}/members`, { onBehalfOf: g.p1 })).data;
     assert.equal(members.length, 5);
     for (const m of members) assert.equal(m.conversationId, [m.uid, g.p1].sort().join('_user_'), m.uid);
-    assert.ok(body(await t.call(t.appA, `/v3/groups/${g.guid}/members`)).data.every((m: any) => m.conversationId === undefined), 'only with onBehalfOf');
+    assert.ok(
+      body(await t.call(t.appA, `/v3/groups/${g.guid}/members`)).data.every((m: any) => m.conversationId === undefined),
+      'only with onBehalfOf',
+    );
     assert.equal(errorCode(await t.call(t.appA, `/v3/groups/${g.guid}/members`, { onBehalfOf: uniqueId() })), 'ERR_UID_NOT_FOUND');
   });
 
@@ -243,8 +245,7 @@ describe('change-group-member-scope', () => {
 });
 
 describe('kick-group-member', () => {
-  const kick = (guid: string, uid: string, onBehalfOf?: string) =>
-    t.call(t.appA, `/v3/groups/${guid}/members/${uid}`, { method: 'DELETE', ...(onBehalfOf ? { onBehalfOf } : {}) });
+  const kick = (guid: string, uid: string, onBehalfOf?: string) => t.call(t.appA, `/v3/groups/${guid}/members/${uid}`, { method: 'DELETE', ...(onBehalfOf ? { onBehalfOf } : {}) });
 
   it('kicks a member', async () => {
     const g = await staffedGroup();
@@ -286,10 +287,8 @@ describe('kick-group-member', () => {
 });
 
 describe('banned users', () => {
-  const ban = (guid: string, uid: string, onBehalfOf?: string) =>
-    t.call(t.appA, `/v3/groups/${guid}/bannedusers/${uid}`, { method: 'POST', ...(onBehalfOf ? { onBehalfOf } : {}) });
-  const unban = (guid: string, uid: string, onBehalfOf?: string) =>
-    t.call(t.appA, `/v3/groups/${guid}/bannedusers/${uid}`, { method: 'DELETE', ...(onBehalfOf ? { onBehalfOf } : {}) });
+  const ban = (guid: string, uid: string, onBehalfOf?: string) => t.call(t.appA, `/v3/groups/${guid}/bannedusers/${uid}`, { method: 'POST', ...(onBehalfOf ? { onBehalfOf } : {}) });
+  const unban = (guid: string, uid: string, onBehalfOf?: string) => t.call(t.appA, `/v3/groups/${guid}/bannedusers/${uid}`, { method: 'DELETE', ...(onBehalfOf ? { onBehalfOf } : {}) });
 
   it('bans a member (removing them) and a non-member; lists and unbans them', async () => {
     const g = await staffedGroup();
@@ -312,7 +311,10 @@ describe('banned users', () => {
     assert.deepEqual([byUid[stranger!].blockedByMe, byUid[stranger!].hasBlockedMe, typeof byUid[stranger!].blockedAt], [true, false, 'number']);
     assert.deepEqual([byUid[g.p1].blockedByMe, byUid[g.p1].hasBlockedMe, byUid[g.p1].blockedAt], [false, false, undefined]);
     const plain = body(await t.call(t.appA, `/v3/groups/${g.guid}/bannedusers`)).data;
-    assert.ok(plain.every((u: any) => u.blockedByMe === undefined && u.conversationId === undefined), 'only with onBehalfOf');
+    assert.ok(
+      plain.every((u: any) => u.blockedByMe === undefined && u.conversationId === undefined),
+      'only with onBehalfOf',
+    );
     assert.equal(errorCode(await t.call(t.appA, `/v3/groups/${g.guid}/bannedusers`, { onBehalfOf: uniqueId() })), 'ERR_UID_NOT_FOUND');
     const lifted = await unban(g.guid, g.p1);
     assert.equal(lifted.statusCode, 200, lifted.body);
@@ -341,7 +343,7 @@ describe('banned users', () => {
     assert.equal((await unban(g.guid, g.p1, g.moderator)).statusCode, 200);
   });
 
-  it("keeps bans invisible to another app", async () => {
+  it('keeps bans invisible to another app', async () => {
     const g = await staffedGroup();
     await ban(g.guid, g.p1);
     assert.equal(errorCode(await t.call(t.appB, `/v3/groups/${g.guid}/bannedusers`)), 'ERR_GUID_NOT_FOUND');
@@ -381,9 +383,7 @@ describe('list-group-members, deep pages (found among the memberships before the
       assert.equal(created.statusCode, 200, created.body);
       // appB's group holds every other user only: its members never show in appA's pages.
       const chosen = uids.map((uid, i) => ({ uid, i })).filter(({ i }) => app === 'appA' || i % 2 === 0);
-      const members = Object.fromEntries(
-        chosen.map(({ uid, i }) => [`${guid}_member_${uid}`, { memberId: `${guid}_member_${uid}`, guid, uid, scope: scopeOf(i) }]),
-      );
+      const members = Object.fromEntries(chosen.map(({ uid, i }) => [`${guid}_member_${uid}`, { memberId: `${guid}_member_${uid}`, guid, uid, scope: scopeOf(i) }]));
       const importedMembers = await deep.call(deep[app], '/v3.0/data_import/members', { method: 'POST', body: { members } });
       assert.equal(importedMembers.statusCode, 200, importedMembers.body);
     }
@@ -402,7 +402,10 @@ describe('list-group-members, deep pages (found among the memberships before the
     }
     assert.deepEqual(seen, sorted);
     const deepPage = await list('appA', { perPage: '200', page: '6' });
-    assert.deepEqual(deepPage.data.map((member: any) => member.uid), sorted.slice(1000, 1200));
+    assert.deepEqual(
+      deepPage.data.map((member: any) => member.uid),
+      sorted.slice(1000, 1200),
+    );
     const first = deepPage.data[0];
     assert.deepEqual([first.name, first.scope, typeof first.joinedAt], [`Name ${sorted[1000]}`, scopeOf(uids.indexOf(sorted[1000]!)), 'number']);
     const other = await list('appB', { perPage: '100', page: '11' });
@@ -416,10 +419,16 @@ describe('list-group-members, deep pages (found among the memberships before the
     const participants = uids.filter((_, i) => scopeOf(i) === 'participant').sort();
     const byScope = await list('appA', { perPage: '100', page: '11', scopes: 'participant' });
     assert.ok(participants.length > 1000);
-    assert.deepEqual(byScope.data.map((member: any) => member.uid), participants.slice(1000, 1100));
+    assert.deepEqual(
+      byScope.data.map((member: any) => member.uid),
+      participants.slice(1000, 1100),
+    );
     assert.equal(byScope.meta.pagination.total, participants.length);
     assert.equal(moderators.length, total - participants.length);
     const byStatus = await list('appA', { perPage: '100', page: '11', status: 'offline' });
-    assert.deepEqual(byStatus.data.map((member: any) => member.uid), sorted.slice(1000, 1100));
+    assert.deepEqual(
+      byStatus.data.map((member: any) => member.uid),
+      sorted.slice(1000, 1100),
+    );
   });
 });

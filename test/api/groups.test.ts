@@ -11,8 +11,7 @@ after(async () => {
   await t.close();
 });
 
-const members = async (guid: string, app = t.appA) =>
-  body(await t.call(app, `/v3/groups/${guid}/members`, { query: { perPage: '100' } })).data as Array<{ uid: string; scope: string }>;
+const members = async (guid: string, app = t.appA) => body(await t.call(app, `/v3/groups/${guid}/members`, { query: { perPage: '100' } })).data as Array<{ uid: string; scope: string }>;
 
 describe('create-group', () => {
   it('creates a group with every field; the onBehalfOf user owns it as an admin', async () => {
@@ -47,7 +46,10 @@ describe('create-group', () => {
     assert.equal(group.scope, 'admin');
     assert.equal(typeof group.joinedAt, 'number');
     assert.equal(typeof group.createdAt, 'number');
-    assert.deepEqual(await members(group.guid), [{ ...owner, scope: 'admin', joinedAt: group.joinedAt, tags: undefined }].map(({ tags, ...m }) => m));
+    assert.deepEqual(
+      await members(group.guid),
+      [{ ...owner, scope: 'admin', joinedAt: group.joinedAt, tags: undefined }].map(({ tags, ...m }) => m),
+    );
   });
 
   it('creates an ownerless group without onBehalfOf, and one owned by `owner`', async () => {
@@ -58,7 +60,10 @@ describe('create-group', () => {
     const owner = await newUser(t, t.appA);
     const owned = await newGroup(t, t.appA, { owner: owner.uid.toUpperCase() });
     assert.equal(owned.owner, owner.uid);
-    assert.deepEqual((await members(owned.guid)).map((m) => [m.uid, m.scope]), [[owner.uid, 'admin']]);
+    assert.deepEqual(
+      (await members(owned.guid)).map((m) => [m.uid, m.scope]),
+      [[owner.uid, 'admin']],
+    );
   });
 
   it('adds inline members per uid: the highest scope wins, and failures do not fail the create', async () => {
@@ -104,9 +109,7 @@ describe('create-group', () => {
 
   it('gives one group when the same guid is created concurrently', async () => {
     const guid = uniqueId('race');
-    const responses = await Promise.all(
-      Array.from({ length: 6 }, () => t.call(t.appA, '/v3/groups', { method: 'POST', body: { guid, name: 'race', type: 'public' } })),
-    );
+    const responses = await Promise.all(Array.from({ length: 6 }, () => t.call(t.appA, '/v3/groups', { method: 'POST', body: { guid, name: 'race', type: 'public' } })));
     assert.equal(responses.filter((r) => r.statusCode === 200).length, 1);
     assert.ok(responses.every((r) => r.statusCode === 200 || errorCode(r) === 'ERR_GUID_ALREADY_EXISTS'));
   });
@@ -114,10 +117,7 @@ describe('create-group', () => {
   it('refuses an unknown owner or onBehalfOf with ERR_UID_NOT_FOUND and creates nothing', async () => {
     const guid = uniqueId();
     const other = await newUser(t, t.appB);
-    for (const request of [
-      { body: { guid, name: 'x', type: 'public', owner: uniqueId() } },
-      { body: { guid, name: 'x', type: 'public' }, onBehalfOf: other.uid },
-    ]) {
+    for (const request of [{ body: { guid, name: 'x', type: 'public', owner: uniqueId() } }, { body: { guid, name: 'x', type: 'public' }, onBehalfOf: other.uid }]) {
       const response = await t.call(t.appA, '/v3/groups', { method: 'POST', ...request });
       assert.equal(errorCode(response), 'ERR_UID_NOT_FOUND');
     }
@@ -134,7 +134,11 @@ describe('create-group', () => {
     ['a description of 256 characters', { guid: 'g', name: 'x', type: 'public', description: 'd'.repeat(256) }, 'description'],
     ['an icon that is not a URL', { guid: 'g', name: 'x', type: 'public', icon: 'icon' }, 'icon'],
     ['a member uid with @', { guid: 'g', name: 'x', type: 'public', members: { participants: ['a@b'] } }, 'members.participants.0'],
-    ['26 inline members', { guid: 'g', name: 'x', type: 'public', members: { participants: Array.from({ length: 13 }, (_, i) => `p${i}`), admins: Array.from({ length: 13 }, (_, i) => `a${i}`) } }, 'members'],
+    [
+      '26 inline members',
+      { guid: 'g', name: 'x', type: 'public', members: { participants: Array.from({ length: 13 }, (_, i) => `p${i}`), admins: Array.from({ length: 13 }, (_, i) => `a${i}`) } },
+      'members',
+    ],
     ['metadata over 5 KB', { guid: 'g', name: 'x', type: 'public', metadata: { big: 'x'.repeat(6000) } }, 'metadata'],
   ];
   for (const [what, payload, field] of invalid) {
@@ -353,7 +357,10 @@ describe('users and their groups', () => {
     const after = body(await t.call(t.appA, `/v3/groups/${group.guid}`)).data;
     assert.equal(after.owner, undefined);
     assert.equal(after.membersCount, 1);
-    assert.deepEqual((await members(group.guid)).map((m) => m.uid), [member.uid]);
+    assert.deepEqual(
+      (await members(group.guid)).map((m) => m.uid),
+      [member.uid],
+    );
   });
 
   it('keeps the memberships of a deactivated user', async () => {

@@ -52,7 +52,11 @@ function nestedText(depth: number): string {
 }
 
 async function messageCount(): Promise<number> {
-  const row = await t.database.db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('app_id', '=', t.appA.appId).executeTakeFirstOrThrow();
+  const row = await t.database.db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('app_id', '=', t.appA.appId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -147,9 +147,24 @@ describe('server errors', () => {
 
 describe('OpenAPI', () => {
   const OPERATIONS = [
-    'create-user', 'list-users', 'get-user', 'update-user', 'delete-user', 'deactivate-users', 'reactivate-users',
-    'create-apikey', 'list-apikeys', 'get-apikey', 'update-apikey', 'delete-apikey',
-    'create-authtoken', 'list-authtokens', 'get-authtoken', 'update-authtoken', 'delete-authtoken', 'flush-authtokens',
+    'create-user',
+    'list-users',
+    'get-user',
+    'update-user',
+    'delete-user',
+    'deactivate-users',
+    'reactivate-users',
+    'create-apikey',
+    'list-apikeys',
+    'get-apikey',
+    'update-apikey',
+    'delete-apikey',
+    'create-authtoken',
+    'list-authtokens',
+    'get-authtoken',
+    'update-authtoken',
+    'delete-authtoken',
+    'flush-authtokens',
   ];
 
   it('serves an OpenAPI 3 document at /openapi.json with the vendor operation ids', async () => {
@@ -165,12 +180,16 @@ describe('OpenAPI', () => {
     assert.deepEqual(doc.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'apikey', description: 'An API key of the app.' });
   });
 
-  it("points /docs's \"Try it out\" at the host and port the page came from, the app id asked for", async () => {
+  it('points /docs\'s "Try it out" at the host and port the page came from, the app id asked for', async () => {
     // Loaded from localhost on the quick start's port: that origin first (no cross-origin call
     // from the page), the app id as the appId header; then the app's own host on that port.
     for (const url of ['/openapi.json', '/docs/json']) {
       const doc = body(await t.app.inject({ method: 'GET', url, headers: { host: 'localhost:3000' } }));
-      assert.deepEqual(doc.servers.map((server: { url: string }) => server.url), ['http://localhost:3000', `http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}:3000`], url);
+      assert.deepEqual(
+        doc.servers.map((server: { url: string }) => server.url),
+        ['http://localhost:3000', `http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}:3000`],
+        url,
+      );
       assert.equal(doc.servers[1].variables.appId.default, 'your-app-id', url);
       assert.match(doc.servers[1].variables.appId.description, /parley apps list/);
       assert.deepEqual(doc.components.securitySchemes.appId, { type: 'apiKey', in: 'header', name: 'appId', description: doc.components.securitySchemes.appId.description });
@@ -181,13 +200,22 @@ describe('OpenAPI', () => {
     }
     // Loaded from an app's own host: that host alone, its id filled in, the port kept.
     const own = body(await t.app.inject({ method: 'GET', url: '/docs/json', headers: { host: `${hostOf(t.appA)}:8443` } }));
-    assert.deepEqual(own.servers.map((server: { url: string }) => server.url), [`http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}:8443`]);
+    assert.deepEqual(
+      own.servers.map((server: { url: string }) => server.url),
+      [`http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}:8443`],
+    );
     assert.equal(own.servers[0].variables.appId.default, t.appA.appId);
     // Behind a proxy on 443: no port; a Host that is not a plain name and port is not echoed.
     const proxied = body(await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'chat.example.com' } }));
-    assert.deepEqual(proxied.servers.map((server: { url: string }) => server.url), ['http://chat.example.com', `http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}`]);
+    assert.deepEqual(
+      proxied.servers.map((server: { url: string }) => server.url),
+      ['http://chat.example.com', `http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}`],
+    );
     const odd = body(await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'a"b<c>:3000' } }));
-    assert.deepEqual(odd.servers.map((server: { url: string }) => server.url), [`http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}:3000`]);
+    assert.deepEqual(
+      odd.servers.map((server: { url: string }) => server.url),
+      [`http://{appId}.api-${TEST_REGION}.${TEST_DOMAIN}:3000`],
+    );
   });
 
   it('serves the UI at /docs', async () => {

@@ -69,7 +69,10 @@ describe('data import calls in flight', () => {
     assert.equal(await exists(t.appB, uids[4]!), false);
     // The places are given back.
     const again = await Promise.all([importUsers(t.appA, uids[2]!), importUsers(t.appA, uids[5]!), importUsers(t.appB, uids[4]!)]);
-    assert.deepEqual(again.map((response) => response.statusCode), [200, 200, 200]);
+    assert.deepEqual(
+      again.map((response) => response.statusCode),
+      [200, 200, 200],
+    );
   });
 
   it('gives the place back when a call fails', async () => {

@@ -58,7 +58,6 @@ async function get(app: CreatedApp, url: string): Promise<any> {
   return response.json();
 }
 
-
 describe('parley import, in process', () => {
   it('reports bad lines and refused records in the report file and returns 1; a re-run of a finished import skips everything', async () => {
     const app = t.appA;
@@ -126,7 +125,10 @@ describe('parley import, in process', () => {
     const report = path.join(dir, 'refused.report.jsonl');
     const run = await runImport(path.resolve(EXAMPLE), { ...t.appA, apiKey: 'f'.repeat(40) }, { report });
     assert.equal(run.code, 1, run.stderr);
-    assert.match(run.stderr, /^Stopped: the server could not be reached or refused the key \(AUTH_ERR_APIKEY_NOT_FOUND: .*\)\. Run the same command again to finish: records already imported are skipped\.$/m);
+    assert.match(
+      run.stderr,
+      /^Stopped: the server could not be reached or refused the key \(AUTH_ERR_APIKEY_NOT_FOUND: .*\)\. Run the same command again to finish: records already imported are skipped\.$/m,
+    );
     assert.equal(fs.readFileSync(report, 'utf8'), '');
   });
 

@@ -67,7 +67,10 @@ describe('create-app', () => {
     assert.equal(created.statusCode, 200, created.body);
     const listed = await t.call(app, '/v3/users');
     assert.equal(listed.statusCode, 200, listed.body);
-    assert.deepEqual(body(listed).data.map((u: { uid: string }) => u.uid), ['first']);
+    assert.deepEqual(
+      body(listed).data.map((u: { uid: string }) => u.uid),
+      ['first'],
+    );
     assert.equal((await t.call(app, '/v3/users', { key: 'auth' })).statusCode, 403, 'the auth key is authOnly');
     const roles = body(await t.call(app, '/v3/roles')).data.map((r: { role: string }) => r.role);
     assert.ok(roles.includes('default'), 'with its default role');
@@ -93,7 +96,15 @@ describe('create-app', () => {
     ['skipSampleData as a string', { name: 'x', region: 'us', skipSampleData: 'yes' }, 'skipSampleData'],
   ] as const) {
     it(`refuses ${what} with ERR_BAD_REQUEST naming ${field}, creating nothing`, async () => {
-      const count = async () => Number((await t.database.db.selectFrom('apps').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+      const count = async () =>
+        Number(
+          (
+            await t.database.db
+              .selectFrom('apps')
+              .select((eb) => eb.fn.countAll<string>().as('n'))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       const before = await count();
       const response = await call('/apps', { method: 'POST', body: payload });
       assert.equal(response.statusCode, 400, response.body);
@@ -112,18 +123,33 @@ describe('list-apps', () => {
     const search = await call('/apps', { query: { searchKey: marker } });
     assert.equal(search.statusCode, 200, search.body);
     const found = body(search);
-    assert.deepEqual(found.data.map((a: { id: string }) => a.id), made.map((a) => a.appId));
+    assert.deepEqual(
+      found.data.map((a: { id: string }) => a.id),
+      made.map((a) => a.appId),
+    );
     assert.deepEqual(found.meta, { pagination: { total: 3, count: 3, per_page: 25, current_page: 1, total_pages: 1 } });
     const first = found.data[0];
     assert.equal(first.state, 'active');
     const keys = Object.values(first.apiKeys) as Array<{ apiKey: string; name: string; scope: string }>;
-    assert.deepEqual(keys.map((k) => [k.name, k.scope]), [['Rest API Key', 'fullAccess'], ['Auth Key', 'authOnly']]);
+    assert.deepEqual(
+      keys.map((k) => [k.name, k.scope]),
+      [
+        ['Rest API Key', 'fullAccess'],
+        ['Auth Key', 'authOnly'],
+      ],
+    );
     for (const key of keys) assert.match(key.apiKey, /^[0-9a-f]{8}\*{28}[0-9a-f]{4}$/);
     assert.ok(!search.body.includes(made[0]!.apiKey), 'keys are listed masked');
     const byId = body(await call('/apps', { query: { searchKey: made[1]!.appId.toUpperCase() } }));
-    assert.deepEqual(byId.data.map((a: { id: string }) => a.id), [made[1]!.appId]);
+    assert.deepEqual(
+      byId.data.map((a: { id: string }) => a.id),
+      [made[1]!.appId],
+    );
     const page = body(await call('/apps', { query: { searchKey: marker, perPage: '2', page: '2' } }));
-    assert.deepEqual(page.data.map((a: { id: string }) => a.id), [made[2]!.appId]);
+    assert.deepEqual(
+      page.data.map((a: { id: string }) => a.id),
+      [made[2]!.appId],
+    );
     assert.deepEqual(page.meta.pagination, { total: 3, count: 1, per_page: 2, current_page: 2, total_pages: 2 });
   });
 
@@ -166,7 +192,11 @@ describe('delete-app', () => {
     assert.ok(Math.abs(data.scheduledToDeleteAt - Date.now() / 1000) < 60);
 
     const left = await snapshot(t, catalogue, app.appId);
-    assert.deepEqual([...left.entries()].filter(([, rows]) => rows.length > 0), [], 'no row of the app is left in any table');
+    assert.deepEqual(
+      [...left.entries()].filter(([, rows]) => rows.length > 0),
+      [],
+      'no row of the app is left in any table',
+    );
     assert.deepEqual(await snapshot(t, catalogue, t.appB.appId), others, "another app's rows are untouched");
     const v3 = await t.call(app, '/v3/users');
     assert.equal(v3.statusCode, 401);
@@ -214,7 +244,11 @@ describe('fetch-multi-tenant-usage', () => {
     const { app } = await createApp('Usage');
     const [alice, bob, carol] = (await newUids(t, app, 3)) as [string, string, string];
     const group = await newGroup(t, app, { members: { participants: [bob, carol] } }, alice);
-    for (const [receiver, receiverType] of [[bob, 'user'], [group.guid, 'group'], [carol, 'user']] as const) {
+    for (const [receiver, receiverType] of [
+      [bob, 'user'],
+      [group.guid, 'group'],
+      [carol, 'user'],
+    ] as const) {
       const sent = await t.call(app, '/v3/messages', { method: 'POST', onBehalfOf: alice, body: { receiver, receiverType, category: 'message', type: 'text', data: { text: 'hi' } } });
       assert.equal(sent.statusCode, 200, sent.body);
     }

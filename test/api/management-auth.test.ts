@@ -58,9 +58,25 @@ const send = (credential: ManagementCredential | false, op: (typeof operations)[
 describe('the management operations', () => {
   it("are the vendor's App, Settings and Webhooks operations and Parley's webhook extensions, documented at its paths with the key and secret headers", () => {
     assert.deepEqual(operations.map((op) => op.operationId).sort(), [
-      'add-triggers', 'create-app', 'create-webhook', 'delete-app', 'delete-webhook', 'fetch-multi-tenant-usage', 'get-webhook', 'list-apps',
-      'list-settings', 'list-triggers', 'list-webhook-deliveries', 'list-webhooks', 'map-settings', 'redeliver-failed-webhook-deliveries',
-      'redeliver-webhook-delivery', 'remove-triggers', 'rotate-webhook-signing-secret', 'unmap-settings', 'update-webhook',
+      'add-triggers',
+      'create-app',
+      'create-webhook',
+      'delete-app',
+      'delete-webhook',
+      'fetch-multi-tenant-usage',
+      'get-webhook',
+      'list-apps',
+      'list-settings',
+      'list-triggers',
+      'list-webhook-deliveries',
+      'list-webhooks',
+      'map-settings',
+      'redeliver-failed-webhook-deliveries',
+      'redeliver-webhook-delivery',
+      'remove-triggers',
+      'rotate-webhook-signing-secret',
+      'unmap-settings',
+      'update-webhook',
     ]);
   });
 
@@ -68,9 +84,15 @@ describe('the management operations', () => {
     const doc = body(await t.app.inject({ method: 'GET', url: '/openapi.json' }));
     assert.ok(!Object.keys(doc.paths).some((path) => path.startsWith('/mgmt')), 'the /mgmt copies are not listed again');
     const createApp = doc.paths['/apps'].post;
-    assert.deepEqual(createApp.servers.map((s: { url: string }) => s.url), [`https://apimgmt.${TEST_DOMAIN}`, `https://${TEST_DOMAIN}/mgmt`]);
+    assert.deepEqual(
+      createApp.servers.map((s: { url: string }) => s.url),
+      [`https://apimgmt.${TEST_DOMAIN}`, `https://${TEST_DOMAIN}/mgmt`],
+    );
     const headers = createApp.parameters.filter((p: { in: string }) => p.in === 'header').map((p: { name: string; required: boolean }) => [p.name, p.required]);
-    assert.deepEqual(headers, [['key', true], ['secret', true]]);
+    assert.deepEqual(headers, [
+      ['key', true],
+      ['secret', true],
+    ]);
   });
 });
 
@@ -156,11 +178,26 @@ describe('bad input', () => {
   it('never answers 5xx, whatever the body, path or query', async () => {
     // A fixed seed: a failure names the request, and runs the same again.
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const failures: string[] = [];
     for (const op of operations) {
       for (let n = 0; n < 40; n++) {
-        const fields = ['id', 'name', 'region', 'version', 'skipSampleData', 'usePreviousBillingCycle', 'settings', 'webhookURL', 'useBasicAuth', 'username', 'password', 'enabled', 'retryOnFailure', 'triggerIds'];
+        const fields = [
+          'id',
+          'name',
+          'region',
+          'version',
+          'skipSampleData',
+          'usePreviousBillingCycle',
+          'settings',
+          'webhookURL',
+          'useBasicAuth',
+          'username',
+          'password',
+          'enabled',
+          'retryOnFailure',
+          'triggerIds',
+        ];
         const payload: Record<string, unknown> = {};
         for (const field of fields) if (random() < 0.4) payload[field] = pick(random);
         // delete-app only ever names apps that do not exist: the others' requests need app A.
@@ -169,7 +206,7 @@ describe('bad input', () => {
         const query = random() < 0.5 ? { perPage: String(pick(random)), page: String(pick(random)), searchKey: String(pick(random)) } : undefined;
         const response = await managementCall(t, cred, path, {
           method: op.method as 'GET',
-          ...(op.method === 'GET' ? {} : { body: random() < 0.1 ? pick(random) ?? {} : payload }),
+          ...(op.method === 'GET' ? {} : { body: random() < 0.1 ? (pick(random) ?? {}) : payload }),
           ...(query ? { query } : {}),
         });
         if (response.statusCode >= 500) failures.push(`${op.method} ${path} ${JSON.stringify(payload).slice(0, 200)}: ${response.statusCode} ${response.body.slice(0, 200)}`);

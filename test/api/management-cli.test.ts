@@ -28,10 +28,8 @@ after(async () => {
 
 const io = cliIo;
 
-const admin = (sub: string | undefined, flags: ManagementFlags = {}, key?: string, services: Services = t.services) =>
-  run(() => adminKeysCommand(services, io, sub, flags, key));
-const webhooks = (sub: string | undefined, flags: ManagementFlags, id?: string, services: Services = t.services) =>
-  run(() => webhooksCommand(services, io, sub, flags, id));
+const admin = (sub: string | undefined, flags: ManagementFlags = {}, key?: string, services: Services = t.services) => run(() => adminKeysCommand(services, io, sub, flags, key));
+const webhooks = (sub: string | undefined, flags: ManagementFlags, id?: string, services: Services = t.services) => run(() => webhooksCommand(services, io, sub, flags, id));
 /** `parley webhooks redeliver ... ID DELIVERY_ID` (two positionals). */
 const redeliver = (flags: ManagementFlags, id?: string, deliveryId?: string) => run(() => webhooksCommand(t.services, io, 'redeliver', flags, id, deliveryId));
 const notFound = (code: string) => (error: unknown) => error instanceof AppError && error.code === code;
@@ -65,7 +63,13 @@ describe('parley admin keys and parley webhooks, in process', () => {
   it('webhooks create, list and delete the webhooks of an app', async () => {
     const appId = t.appA.appId;
     const created = await webhooks('create', {
-      app: appId, id: 'orders', url: 'https://hooks.example.com/orders', triggers: 'message_sent,group_created', 'basic-auth': 'parley:pass:word', retry: true, json: true,
+      app: appId,
+      id: 'orders',
+      url: 'https://hooks.example.com/orders',
+      triggers: 'message_sent,group_created',
+      'basic-auth': 'parley:pass:word',
+      retry: true,
+      json: true,
     });
     const webhook = JSON.parse(created.stdout);
     assert.equal(webhook.id, 'orders');
@@ -82,7 +86,13 @@ describe('parley admin keys and parley webhooks, in process', () => {
 
     const listed = await webhooks('list', { app: appId, json: true });
     const hooks = JSON.parse(listed.stdout) as Array<{ id: string; enabled: boolean; triggers: string[] }>;
-    assert.deepEqual(hooks.map((h) => [h.id, h.enabled, h.triggers]), [['orders', true, ['group_created', 'message_sent']], ['audit', false, []]]);
+    assert.deepEqual(
+      hooks.map((h) => [h.id, h.enabled, h.triggers]),
+      [
+        ['orders', true, ['group_created', 'message_sent']],
+        ['audit', false, []],
+      ],
+    );
     assert.ok(!listed.stdout.includes(webhook.signingSecret) && !listed.stdout.includes('pass:word'));
     assert.match((await webhooks('list', { app: appId })).stdout, /^orders\tenabled\thttps:\/\/hooks\.example\.com\/orders\tgroup_created,message_sent$/m);
 
@@ -152,10 +162,16 @@ describe('parley admin keys and parley webhooks, in process', () => {
 
       const text = await webhooks('deliveries', { app: app.appId }, 'log');
       assert.match(text.stdout, new RegExp(`^${older.id}\\tfailed\\tmessage_sent\\t1\\t503\\t\\d{4}-\\d\\d-\\d\\dT[^\\t]+Z\\tanswered HTTP 503$`, 'm'));
-      assert.deepEqual(text.stdout.split('\n').map((line) => line.split('\t')[0]), [newer.id, older.id]);
+      assert.deepEqual(
+        text.stdout.split('\n').map((line) => line.split('\t')[0]),
+        [newer.id, older.id],
+      );
       const one = await webhooks('deliveries', { app: app.appId, limit: '1' }, 'log');
       assert.match(one.stdout, new RegExp(`^${newer.id}\\t.*\\n\\(the newest 1; --limit shows up to 1000\\)$`));
-      assert.deepEqual(JSON.parse((await webhooks('deliveries', { app: app.appId, limit: '1', json: true }, 'log')).stdout).map((row: any) => row.id), [newer.id]);
+      assert.deepEqual(
+        JSON.parse((await webhooks('deliveries', { app: app.appId, limit: '1', json: true }, 'log')).stdout).map((row: any) => row.id),
+        [newer.id],
+      );
       assert.equal((await webhooks('deliveries', { app: app.appId, status: 'delivered' }, 'log')).stdout, `No delivered deliveries for the webhook log of app ${app.appId}.`);
 
       answer = 200;
@@ -163,17 +179,27 @@ describe('parley admin keys and parley webhooks, in process', () => {
       assert.deepEqual(again, { code: 0, stdout: `The delivery ${older.id} will be delivered again.` });
       await deliveriesWhen('log', (rows) => rows.find((row) => row.id === older.id)?.status === 'delivered');
       const redelivered = receiver.received.filter((got) => got.headers['x-parley-delivery'] === older.id);
-      assert.deepEqual(redelivered.map((got) => got.headers['x-parley-attempt']), ['1', '1'], 'the same id, a new run of attempts');
+      assert.deepEqual(
+        redelivered.map((got) => got.headers['x-parley-attempt']),
+        ['1', '1'],
+        'the same id, a new run of attempts',
+      );
 
       const since = await redeliver({ app: app.appId, since: String(older.createdAt), json: true }, 'log');
       assert.deepEqual(JSON.parse(since.stdout), { success: true, message: '1 failed deliveries will be delivered again.', count: 1 });
       const delivered = await deliveriesWhen('log', (rows) => rows.every((row) => row.status === 'delivered'));
-      assert.deepEqual(delivered.map((row) => [row.attempts, row.lastResponseCode, row.lastError]), [[1, 200, null], [1, 200, null]]);
+      assert.deepEqual(
+        delivered.map((row) => [row.attempts, row.lastResponseCode, row.lastError]),
+        [
+          [1, 200, null],
+          [1, 200, null],
+        ],
+      );
       assert.equal((await redeliver({ app: app.appId, since: '0' }, 'log')).stdout, '0 failed deliveries will be delivered again.');
       assert.equal(JSON.parse((await webhooks('deliveries', { app: app.appId, status: 'delivered', json: true }, 'log')).stdout).length, 2);
     });
 
-    it('webhooks deliveries and redeliver refuse unknown webhooks and deliveries, another app\'s webhook, and bad flags', async () => {
+    it("webhooks deliveries and redeliver refuse unknown webhooks and deliveries, another app's webhook, and bad flags", async () => {
       const [newest] = await deliveriesWhen('log', (rows) => rows.length > 0);
       await assert.rejects(webhooks('deliveries', { app: app.appId }, 'nope'), notFound('ERR_WEBHOOK_NOT_FOUND'));
       await assert.rejects(redeliver({ app: app.appId }, 'nope', newest.id), notFound('ERR_WEBHOOK_NOT_FOUND'));

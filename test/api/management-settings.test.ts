@@ -118,7 +118,11 @@ describe('isolation between apps', () => {
   });
 
   it('answers ERR_APP_NOT_FOUND for the settings of an app that does not exist', async () => {
-    for (const [method, payload] of [['GET', undefined], ['POST', { settings: { x: true } }], ['DELETE', undefined]] as const) {
+    for (const [method, payload] of [
+      ['GET', undefined],
+      ['POST', { settings: { x: true } }],
+      ['DELETE', undefined],
+    ] as const) {
       const response = await call('/apps/no-such-app/settings', { method, ...(payload ? { body: payload } : {}) });
       assert.equal(response.statusCode, 404, method);
       assert.equal(errorCode(response), 'ERR_APP_NOT_FOUND');

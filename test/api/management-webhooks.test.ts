@@ -132,12 +132,13 @@ describe('create-webhook', () => {
 
   it('refuses a 26th webhook in an app with ERR_PLAN_QUOTA_RESTRICTION, also when they are created at once', async () => {
     const app = await t.services.apps.create({ appId: '', requestId: 't', log: silentLogger }, { name: 'Webhook quota' });
-    const responses = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => call(hooks(app), { method: 'POST', body: { id: `quota-${i}`, name: `q${i}`, webhookURL: 'https://example.com/q' } })),
-    );
+    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => call(hooks(app), { method: 'POST', body: { id: `quota-${i}`, name: `q${i}`, webhookURL: 'https://example.com/q' } })));
     assert.equal(responses.filter((r) => r.statusCode === 200).length, 25);
     const refused = responses.filter((r) => r.statusCode !== 200);
-    assert.ok(refused.every((r) => r.statusCode === 403 && errorCode(r) === 'ERR_PLAN_QUOTA_RESTRICTION'), refused.map((r) => r.body).join('\n'));
+    assert.ok(
+      refused.every((r) => r.statusCode === 403 && errorCode(r) === 'ERR_PLAN_QUOTA_RESTRICTION'),
+      refused.map((r) => r.body).join('\n'),
+    );
   });
 });
 
@@ -151,12 +152,21 @@ describe('list-webhooks and get-webhook', () => {
       made.push(body(response).data.id);
     }
     const all = body(await call(hooks(app)));
-    assert.deepEqual(all.data.map((w: { id: string }) => w.id), made);
+    assert.deepEqual(
+      all.data.map((w: { id: string }) => w.id),
+      made,
+    );
     assert.deepEqual(all.meta, { pagination: { total: 3, count: 3, per_page: 100, current_page: 1, total_pages: 1 } });
     const search = body(await call(hooks(app), { query: { searchKey: 'ALPHA' } }));
-    assert.deepEqual(search.data.map((w: { name: string }) => w.name), ['Alpha orders', 'alpha refunds']);
+    assert.deepEqual(
+      search.data.map((w: { name: string }) => w.name),
+      ['Alpha orders', 'alpha refunds'],
+    );
     const page = body(await call(hooks(app), { query: { perPage: '2', page: '2' } }));
-    assert.deepEqual(page.data.map((w: { id: string }) => w.id), [made[2]]);
+    assert.deepEqual(
+      page.data.map((w: { id: string }) => w.id),
+      [made[2]],
+    );
     assert.deepEqual(page.meta.pagination, { total: 3, count: 1, per_page: 2, current_page: 2, total_pages: 2 });
     const wildcard = body(await call(hooks(app), { query: { searchKey: '%' } }));
     assert.equal(wildcard.data.length, 0, 'LIKE wildcards match literally');
@@ -259,20 +269,29 @@ describe('triggers', () => {
     // Adding one it has already is no error.
     assert.equal((await call(path, { method: 'POST', body: { triggerIds: ['message_sent', 'message_read_receipt'] } })).statusCode, 200);
     const listed = body(await call(path));
-    assert.deepEqual(listed.data.map((trigger: { id: string }) => trigger.id), ['message_delivery_receipt', 'message_read_receipt', 'message_sent']);
+    assert.deepEqual(
+      listed.data.map((trigger: { id: string }) => trigger.id),
+      ['message_delivery_receipt', 'message_read_receipt', 'message_sent'],
+    );
     assert.ok(listed.data.every((trigger: { description: string }) => trigger.description.length > 10));
     assert.deepEqual(listed.meta, { pagination: { total: 3, count: 3, per_page: 100, current_page: 1, total_pages: 1 } });
     const removed = await call(path, { method: 'DELETE', body: { triggerIds: ['message_sent', 'group_created'] } });
     assert.equal(removed.statusCode, 200, removed.body);
     assert.deepEqual(body(removed), { data: { success: true, message: 'Removed trigger successfully.' } });
-    assert.deepEqual(body(await call(path)).data.map((trigger: { id: string }) => trigger.id), ['message_delivery_receipt', 'message_read_receipt']);
+    assert.deepEqual(
+      body(await call(path)).data.map((trigger: { id: string }) => trigger.id),
+      ['message_delivery_receipt', 'message_read_receipt'],
+    );
   });
 
   it('accepts every trigger of messages, users and groups', async () => {
     const created = await createWebhook();
     const path = hooks(t.appA, `/${created.id}/triggers`);
     assert.equal((await call(path, { method: 'POST', body: { triggerIds: [...TRIGGERS] } })).statusCode, 200);
-    assert.deepEqual(body(await call(path)).data.map((trigger: { id: string }) => trigger.id), [...TRIGGERS].sort());
+    assert.deepEqual(
+      body(await call(path)).data.map((trigger: { id: string }) => trigger.id),
+      [...TRIGGERS].sort(),
+    );
   });
 
   for (const names of [['message_sent', 'no_such_trigger'], ['user_connection_status_changed'], ['call_initiated'], ['before_message']]) {
@@ -333,12 +352,22 @@ describe('isolation between apps', () => {
     assert.ok(!listB.data.some((w: { id: string }) => w.id === created.id));
     const stillA = body(await call(hooks(t.appA, `/${created.id}`))).data;
     assert.equal(stillA.name, created.name);
-    assert.deepEqual(body(await call(hooks(t.appA, `/${created.id}/triggers`))).data.map((x: { id: string }) => x.id), ['message_sent']);
+    assert.deepEqual(
+      body(await call(hooks(t.appA, `/${created.id}/triggers`))).data.map((x: { id: string }) => x.id),
+      ['message_sent'],
+    );
   });
 
   it('answers ERR_APP_NOT_FOUND for the webhooks of an app that does not exist', async () => {
     for (const appId of ['no-such-app', 'Bad_App!']) {
-      for (const [method, rest] of [['GET', ''], ['POST', ''], ['GET', '/x'], ['PUT', '/x'], ['DELETE', '/x'], ['GET', '/x/triggers']] as const) {
+      for (const [method, rest] of [
+        ['GET', ''],
+        ['POST', ''],
+        ['GET', '/x'],
+        ['PUT', '/x'],
+        ['DELETE', '/x'],
+        ['GET', '/x/triggers'],
+      ] as const) {
         const response = await call(`/apps/${encodeURIComponent(appId)}/webhooks${rest}`, {
           method,
           ...(method === 'POST' ? { body: { id: 'x', name: 'x', webhookURL: 'https://example.com/x' } } : method === 'PUT' ? { body: { name: 'x' } } : {}),

@@ -83,7 +83,11 @@ describe('update-message', () => {
     const message = await send(alice!, text(bob!));
     const action = body(await edit(message.id, { data: { text: 'changed' } }, alice)).data;
     const seen = await history(bob!, alice!);
-    assert.deepEqual(seen.map((m) => m.id), [message.id, action.id], 'both sides see it');
+    assert.deepEqual(
+      seen.map((m) => m.id),
+      [message.id, action.id],
+      'both sides see it',
+    );
     assert.equal(seen[1]!.data.action, 'edited');
     assert.equal(seen[1]!.data.entities.on.entity.data.text, 'changed', 'the stored entities come back as stored');
     assert.equal(String((await conversation(message.conversationId)).last_message_id), action.id);
@@ -203,13 +207,25 @@ describe('delete-message', () => {
     assert.equal(stored.data.text, 'oops', 'a soft delete keeps the content');
     assert.equal(stored.deletedBy, alice);
     assert.equal(stored.updatedAt, stored.deletedAt);
-    assert.deepEqual((await history(bob!, alice!)).map((m) => m.id), [kept.id, message.id, action.id]);
-    assert.deepEqual((await history(bob!, alice!, { hideDeleted: 'true' })).map((m) => m.id), [kept.id, action.id]);
-    assert.deepEqual((await history(bob!, alice!, { onlyDeleted: 'true' })).map((m) => m.id), [message.id]);
+    assert.deepEqual(
+      (await history(bob!, alice!)).map((m) => m.id),
+      [kept.id, message.id, action.id],
+    );
+    assert.deepEqual(
+      (await history(bob!, alice!, { hideDeleted: 'true' })).map((m) => m.id),
+      [kept.id, action.id],
+    );
+    assert.deepEqual(
+      (await history(bob!, alice!, { onlyDeleted: 'true' })).map((m) => m.id),
+      [message.id],
+    );
     const both = await t.call(t.appA, `/v3/users/${alice}/messages`, { onBehalfOf: bob, query: { hideDeleted: 'true', onlyDeleted: 'true' } });
     expectError(both, 400, 'ERR_BAD_REQUEST');
     const all = await t.call(t.appA, '/v3/messages', { query: { onlyDeleted: 'true', conversationId: message.conversationId } });
-    assert.deepEqual(body(all).data.map((m: any) => m.id), [message.id]);
+    assert.deepEqual(
+      body(all).data.map((m: any) => m.id),
+      [message.id],
+    );
     assert.equal(String((await conversation(message.conversationId)).last_message_id), action.id);
   });
 
@@ -254,7 +270,10 @@ describe('delete-message', () => {
     assert.equal(on.tags, undefined);
     expectError(await get(message.id), 404, 'ERR_MESSAGE_ID_NOT_FOUND');
     expectError(await get(edited.id), 404, 'ERR_MESSAGE_ID_NOT_FOUND', 'the edited action message carried the content');
-    assert.deepEqual((await history(alice!, bob!)).map((m) => m.id), [first.id, action.id]);
+    assert.deepEqual(
+      (await history(alice!, bob!)).map((m) => m.id),
+      [first.id, action.id],
+    );
     assert.ok(!JSON.stringify(await history(alice!, bob!)).includes('secret'));
     assert.equal(String((await conversation(message.conversationId)).last_message_id), action.id);
   });
@@ -268,7 +287,11 @@ describe('delete-message', () => {
     assert.equal((await remove(message.id, { permanent: true }, alice)).statusCode, 200);
     expectError(await remove(message.id, { permanent: true }, alice), 404, 'ERR_MESSAGE_ID_NOT_FOUND');
     const left = await history(alice!, bob!);
-    assert.deepEqual(left.map((m) => m.data.action), ['deleted'], 'the first deleted action message carried the content: only the last one stays');
+    assert.deepEqual(
+      left.map((m) => m.data.action),
+      ['deleted'],
+      'the first deleted action message carried the content: only the last one stays',
+    );
   });
 
   it('uncounts a permanently deleted thread reply on its parent', async () => {
@@ -305,8 +328,7 @@ describe('delete-message', () => {
 });
 
 describe('send-bot-message', () => {
-  const bot = (uid: string, payload: unknown, app = t.appA, onBehalfOf?: string) =>
-    t.call(app, `/v3/bots/${uid}/messages`, { method: 'POST', body: payload, ...(onBehalfOf ? { onBehalfOf } : {}) });
+  const bot = (uid: string, payload: unknown, app = t.appA, onBehalfOf?: string) => t.call(app, `/v3/bots/${uid}/messages`, { method: 'POST', body: payload, ...(onBehalfOf ? { onBehalfOf } : {}) });
 
   it('sends as the uid in the path, as send-message does', async () => {
     const [helper, alice] = await uids(2);
@@ -317,7 +339,10 @@ describe('send-bot-message', () => {
     assert.equal(message.receiver, alice);
     assert.equal(message.data.text, 'test     hello');
     assert.equal(message.data.entities.sender.entity.uid, helper);
-    assert.deepEqual((await history(alice!, helper!)).map((m) => m.id), [message.id]);
+    assert.deepEqual(
+      (await history(alice!, helper!)).map((m) => m.id),
+      [message.id],
+    );
     const other = (await uids(1))[0]!;
     const ignored = body(await bot(helper!, text(alice!), t.appA, other)).data;
     assert.equal(ignored.sender, helper, 'the path names the sender, not onBehalfOf');

@@ -21,8 +21,7 @@ async function call(method: string, url: string, onBehalfOf: string | undefined,
   assert.ok(response.statusCode < 300, `${method} ${url}: ${response.body}`);
   return body(response).data;
 }
-const send = (sender: string, receiver: string, text: string, receiverType = 'user') =>
-  call('POST', '/v3/messages', sender, { receiver, receiverType, data: { text } });
+const send = (sender: string, receiver: string, text: string, receiverType = 'user') => call('POST', '/v3/messages', sender, { receiver, receiverType, data: { text } });
 
 /** Reads the page twice (the same bytes both times) and answers it. */
 async function readTwice(url: string, viewer: string, query: Record<string, string> = {}): Promise<any[]> {
@@ -40,14 +39,23 @@ describe('history pages answered again', () => {
     const [alice, bob] = await newUids(t, t.appA, 2);
     const url = `/v3/users/${bob}/messages`;
     const first = await send(alice!, bob!, 'one');
-    assert.deepEqual((await readTwice(url, alice!)).map((m) => m.data.text), ['one']);
+    assert.deepEqual(
+      (await readTwice(url, alice!)).map((m) => m.data.text),
+      ['one'],
+    );
     const fence = await send(bob!, alice!, 'two');
-    assert.deepEqual((await readTwice(url, alice!)).map((m) => m.data.text), ['one', 'two']);
+    assert.deepEqual(
+      (await readTwice(url, alice!)).map((m) => m.data.text),
+      ['one', 'two'],
+    );
 
     // The page before `fence` holds `first` alone: the action messages and the reply that these
     // changes add come after it, so only the changed row tells the page has changed.
     const window = { affix: 'prepend', id: String(fence.id) };
-    assert.deepEqual((await readTwice(url, alice!, window)).map((m) => m.id), [first.id]);
+    assert.deepEqual(
+      (await readTwice(url, alice!, window)).map((m) => m.id),
+      [first.id],
+    );
     await call('PUT', `/v3/messages/${first.id}`, alice, { data: { text: 'one, edited' } });
     let [shown] = await readTwice(url, alice!, window);
     assert.equal(shown.data.text, 'one, edited');
@@ -92,7 +100,10 @@ describe('history pages answered again', () => {
     const first = await send(alice!, bob!, 'one');
     const fence = await send(bob!, alice!, 'two');
     const window = { affix: 'prepend', id: String(fence.id) };
-    assert.deepEqual((await readTwice(url, alice!, window)).map((m) => m.id), [first.id]);
+    assert.deepEqual(
+      (await readTwice(url, alice!, window)).map((m) => m.id),
+      [first.id],
+    );
     await call('DELETE', `/v3/messages/${first.id}`, alice, { permanent: true });
     assert.deepEqual(await readTwice(url, alice!, window), [], 'deleted permanently');
 
@@ -136,9 +147,16 @@ describe('history pages answered again', () => {
     await send(bob!, guid, 'from bob', 'group');
     const url = `/v3/groups/${guid}/messages`;
     const query = { hideMessagesFromBlockedUsers: 'true' };
-    assert.equal((await readTwice(url, alice!, query)).some((m) => m.data.text === 'from bob'), true);
+    assert.equal(
+      (await readTwice(url, alice!, query)).some((m) => m.data.text === 'from bob'),
+      true,
+    );
     await call('POST', `/v3/users/${alice}/blockedusers`, undefined, { blockedUids: [bob] });
-    assert.equal((await readTwice(url, alice!, query)).some((m) => m.data.text === 'from bob'), false, 'bob is blocked now');
+    assert.equal(
+      (await readTwice(url, alice!, query)).some((m) => m.data.text === 'from bob'),
+      false,
+      'bob is blocked now',
+    );
   });
 
   it('refuse a viewer who can no longer read them', async () => {
@@ -176,7 +194,10 @@ describe('history pages answered again', () => {
     try {
       const url = `/v3/users/${bob}/messages`;
       const bodies = await readThrice(url, alice!);
-      assert.deepEqual(bodies.map((text) => JSON.parse(text).data.map((m: any) => m.data.text)), Array(3).fill(['asked for three times']));
+      assert.deepEqual(
+        bodies.map((text) => JSON.parse(text).data.map((m: any) => m.data.text)),
+        Array(3).fill(['asked for three times']),
+      );
       assert.equal(bodies[1], bodies[0]);
       assert.equal(bodies[2], bodies[0]);
       // Read without a version, then with it (and kept), then answered from the copy after its check.
@@ -185,7 +206,10 @@ describe('history pages answered again', () => {
       // Changed, it is read again with its version (it was kept), and kept again.
       await send(bob!, alice!, 'a reply');
       const changed = await t.call(t.appA, url, { onBehalfOf: alice, query: { limit: '50' } });
-      assert.deepEqual(body(changed).data.map((m: any) => m.data.text), ['asked for three times', 'a reply']);
+      assert.deepEqual(
+        body(changed).data.map((m: any) => m.data.text),
+        ['asked for three times', 'a reply'],
+      );
       assert.deepEqual(reads.asked, [false, true, true]);
     } finally {
       reads.restore();

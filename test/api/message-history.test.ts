@@ -21,8 +21,7 @@ async function send(sender: string, receiver: string, data: Record<string, unkno
   assert.equal(response.statusCode, 200, response.body);
   return body(response).data;
 }
-const list = (url: string, query: Record<string, string> = {}, onBehalfOf?: string) =>
-  t.call(t.appA, url, { query, ...(onBehalfOf ? { onBehalfOf } : {}) });
+const list = (url: string, query: Record<string, string> = {}, onBehalfOf?: string) => t.call(t.appA, url, { query, ...(onBehalfOf ? { onBehalfOf } : {}) });
 const ids = (response: { json(): any; body?: string }) => {
   const data = response.json().data as any[] | undefined;
   assert.ok(data, response.body);
@@ -49,7 +48,10 @@ describe('user-list-user-messages', () => {
     const response = await list(`/v3/users/${bob}/messages`, {}, alice);
     assert.equal(response.statusCode, 200, response.body);
     const page = body(response);
-    assert.deepEqual(ids(response), sent.map((m) => m.id));
+    assert.deepEqual(
+      ids(response),
+      sent.map((m) => m.id),
+    );
     assert.deepEqual(page.meta.current, { limit: 10, count: 5 });
     assert.deepEqual(page.meta.next, { affix: 'append', id: sent[4].id, sentAt: sent[4].sentAt });
     assert.deepEqual(page.meta.previous, { affix: 'prepend', id: sent[0].id, sentAt: sent[0].sentAt });
@@ -63,9 +65,16 @@ describe('user-list-user-messages', () => {
     assert.deepEqual(ids(afterId), [sent[2].id, sent[3].id], 'an id alone pages forwards');
     const huge = await list(`/v3/users/${bob}/messages`, { limit: '1', affix: 'prepend', id: '999999999999999999999999' }, alice);
     assert.deepEqual(ids(huge), [sent[4].id], 'prepend from an id past the end starts at the newest');
-    assert.deepEqual(ids(await list(`/v3/users/${bob}/messages`, { perPage: '3', affix: 'append' }, alice)), sent.slice(0, 3).map((m) => m.id));
+    assert.deepEqual(
+      ids(await list(`/v3/users/${bob}/messages`, { perPage: '3', affix: 'append' }, alice)),
+      sent.slice(0, 3).map((m) => m.id),
+    );
     const fromBob = await list(`/v3/users/${alice}/messages`, { limit: '100' }, bob);
-    assert.deepEqual(ids(fromBob), sent.map((m) => m.id), 'the same conversation from the other side');
+    assert.deepEqual(
+      ids(fromBob),
+      sent.map((m) => m.id),
+      'the same conversation from the other side',
+    );
     const mention = await send(bob!, alice!, { text: `ping <@uid:${alice}>` });
     assert.deepEqual(ids(await list(`/v3/users/${bob}/messages`, { myMentionsOnly: 'true' }, alice)), [mention.id]);
     assert.deepEqual(ids(await list(`/v3/users/${bob}/messages`, { myMentionsOnly: 'true' }, bob)), []);
@@ -108,13 +117,12 @@ describe('list-all-messages', () => {
   it('lists the app’s messages and filters them', async () => {
     const [alice, bob, carol] = await uids(3);
     const group = await newGroup(t, t.appA, { members: { participants: [bob] } }, alice);
-    const m1 = await send(alice!, bob!, { text: 'Hello <@uid:' + carol + '> see https://example.com' }, { tags: ['red'] });
+    const m1 = await send(alice!, bob!, { text: `Hello <@uid:${carol}> see https://example.com` }, { tags: ['red'] });
     const m2 = await send(bob!, alice!, { attachments: [{ url: 'https://f.example/a.png' }] }, { type: 'image' });
     const m3 = await send(alice!, group.guid, { text: 'group hello' }, { receiverType: 'group', tags: ['blue'] });
     const m4 = await send(carol!, alice!, { customData: { x: 1 } }, { category: 'custom', type: 'poll' });
     const mine = [m1.id, m2.id, m3.id, m4.id];
-    const all = (query: Record<string, string>, onBehalfOf?: string) =>
-      list('/v3/messages', { limit: '1000', affix: 'append', id: String(BigInt(m1.id) - 1n), ...query }, onBehalfOf);
+    const all = (query: Record<string, string>, onBehalfOf?: string) => list('/v3/messages', { limit: '1000', affix: 'append', id: String(BigInt(m1.id) - 1n), ...query }, onBehalfOf);
     assert.deepEqual(ids(await all({})), mine);
     assert.deepEqual(ids(await all({ conversationId: `group_${group.guid}` })), [m3.id]);
     assert.deepEqual(ids(await all({ receiverType: 'group' })), [m3.id]);
@@ -221,7 +229,18 @@ describe('list-all-messages', () => {
     assert.deepEqual(ids(await list('/v3/messages', { conversationId: c, toTimestamp: '1' })), [sent.id], 'toTimestamp alone is ignored');
     assert.deepEqual(ids(await list('/v3/messages', { conversationId: c, sentAt: String(sent.sentAt - 1) })), [sent.id]);
     assert.deepEqual(ids(await list('/v3/messages', { conversationId: c, sentAt: String(sent.sentAt), affix: 'prepend' })), []);
-    const bad: Array<Record<string, string>> = [{ limit: '0' }, { limit: '1001' }, { affix: 'sideways' }, { id: 'abc' }, { id: '-5' }, { unread: 'true' }, { count: 'true' }, { hasReactions: 'maybe' }, { sentAt: 'yesterday' }, { onlyDeleted: 'true', hideDeleted: 'true' }];
+    const bad: Array<Record<string, string>> = [
+      { limit: '0' },
+      { limit: '1001' },
+      { affix: 'sideways' },
+      { id: 'abc' },
+      { id: '-5' },
+      { unread: 'true' },
+      { count: 'true' },
+      { hasReactions: 'maybe' },
+      { sentAt: 'yesterday' },
+      { onlyDeleted: 'true', hideDeleted: 'true' },
+    ];
     for (const query of bad) {
       const response = await list('/v3/messages', query);
       assert.equal(response.statusCode, 400, JSON.stringify(query));

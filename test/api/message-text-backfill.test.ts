@@ -58,7 +58,18 @@ describe('stored message text backfill', () => {
       body: {
         messages: {
           [plain]: { muid: plain, sender: bob, receiverType: 'user', receiver: alice, category: 'message', type: 'text', data: { text: 'imported' }, sentAt: at },
-          [withReceipts]: { muid: withReceipts, sender: alice, receiverType: 'user', receiver: bob, category: 'message', type: 'text', data: { text: 'read' }, sentAt: at, deliveredAt: at + 1, readAt: at + 2 },
+          [withReceipts]: {
+            muid: withReceipts,
+            sender: alice,
+            receiverType: 'user',
+            receiver: bob,
+            category: 'message',
+            type: 'text',
+            data: { text: 'read' },
+            sentAt: at,
+            deliveredAt: at + 1,
+            readAt: at + 2,
+          },
         },
       },
     });

@@ -74,7 +74,10 @@ describe('send-message', () => {
       .where('conversation_id', '=', userConversationKey(alice!, bob!))
       .orderBy('uid')
       .execute();
-    assert.deepEqual(sides, [alice!, bob!].sort().map((uid) => ({ uid, conversation_with: uid === alice ? bob : alice })));
+    assert.deepEqual(
+      sides,
+      [alice!, bob!].sort().map((uid) => ({ uid, conversation_with: uid === alice ? bob : alice })),
+    );
   });
 
   it('sends to a group its sender is a member of', async () => {
@@ -215,7 +218,7 @@ describe('send-message', () => {
   it('keeps unicode, emoji, RTL text and metadata key order byte for byte', async () => {
     const [alice, bob] = await uids(2);
     const words = 'שלום עולם 👋🏽 مرحبا — naïve café 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \u202Eabc\u202C 👨‍👩‍👧‍👦';
-    const metadata = { zeta: 1, alpha: { 'ключ': 'значение', b: [3, 2, 1], a: null }, '@private': 'kept', mid: '🙂', emptyObject: {}, nested: { z: true, y: false } };
+    const metadata = { zeta: 1, alpha: { ключ: 'значение', b: [3, 2, 1], a: null }, '@private': 'kept', mid: '🙂', emptyObject: {}, nested: { z: true, y: false } };
     const sent = body(await send(alice, text(bob!, words, { data: { text: words, metadata } }))).data;
     const fetched = body(await t.call(t.appA, `/v3/messages/${sent.id}`)).data;
     for (const message of [sent, fetched]) {
@@ -245,16 +248,22 @@ describe('send-message', () => {
     assert.equal(body(again).data.data.text, 'first');
     const otherSender = body(await send(carol, text(bob!, 'mine', { muid: 'client-1' }))).data;
     assert.notEqual(otherSender.id, first.id, 'a muid is per sender');
-    const count = await t.database.db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('app_id', '=', t.appA.appId).where('sender', '=', alice!).executeTakeFirstOrThrow();
+    const count = await t.database.db
+      .selectFrom('messages')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('app_id', '=', t.appA.appId)
+      .where('sender', '=', alice!)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 1);
   });
 
   it('stores one message for concurrent sends with the same muid, to one or several conversations', async () => {
     const [alice, bob, carol] = await uids(3);
-    const responses = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => send(alice, text(i % 2 ? bob! : carol!, `attempt ${i}`, { muid: 'race' }))),
+    const responses = await Promise.all(Array.from({ length: 12 }, (_, i) => send(alice, text(i % 2 ? bob! : carol!, `attempt ${i}`, { muid: 'race' }))));
+    assert.ok(
+      responses.every((r) => r.statusCode === 200),
+      responses.map((r) => r.body).join('\n'),
     );
-    assert.ok(responses.every((r) => r.statusCode === 200), responses.map((r) => r.body).join('\n'));
     assert.equal(new Set(responses.map((r) => body(r).data.id)).size, 1);
     const rows = await t.database.db.selectFrom('messages').select('id').where('app_id', '=', t.appA.appId).where('sender', '=', alice!).execute();
     assert.equal(rows.length, 1);
@@ -276,9 +285,17 @@ describe('send-message', () => {
     const listed = body(await t.call(t.appA, `/v3/users/${bob}/messages`, { onBehalfOf: alice, query: { limit: '1000' } })).data;
     assert.equal(listed.length, 100);
     const listedIds = listed.map((m: any) => BigInt(m.id));
-    assert.deepEqual(listedIds, [...ids].sort((a, b) => (a < b ? -1 : 1)));
+    assert.deepEqual(
+      listedIds,
+      [...ids].sort((a, b) => (a < b ? -1 : 1)),
+    );
     for (let i = 1; i < listed.length; i++) assert.ok(listed[i].sentAt >= listed[i - 1].sentAt, 'sentAt never goes back as ids go up');
-    const conversation = await t.database.db.selectFrom('conversations').select('last_message_id').where('app_id', '=', t.appA.appId).where('conversation_id', '=', userConversationKey(alice!, bob!)).executeTakeFirstOrThrow();
+    const conversation = await t.database.db
+      .selectFrom('conversations')
+      .select('last_message_id')
+      .where('app_id', '=', t.appA.appId)
+      .where('conversation_id', '=', userConversationKey(alice!, bob!))
+      .executeTakeFirstOrThrow();
     assert.equal(String(conversation.last_message_id), String(listedIds[99]));
   });
 
@@ -308,7 +325,11 @@ describe('send-message', () => {
     clearTimeout(timer);
     const stillBlocked = !blockedDone;
     release();
-    assert.deepEqual(others?.map((response) => response.statusCode), [200, 200], 'the other sends are answered within 5 s');
+    assert.deepEqual(
+      others?.map((response) => response.statusCode),
+      [200, 200],
+      'the other sends are answered within 5 s',
+    );
     assert.ok(stillBlocked, 'the first send still waited for the lock');
     await holder;
     assert.equal((await blocked).statusCode, 200);

@@ -53,7 +53,11 @@ describe('moderation events', () => {
     const expected = 7; // approved: engine_approved + sent; held: blocked, then manual_approved + sent; failed: engine_failed, engine_approved + sent
     const got = await receiver.waitFor((r) => r.filter((d) => d.body.appId === app.appId).length >= expected + 1).catch(() => receiver.received);
     const mine = got.filter((d) => d.body.appId === app.appId).map((d) => d.body);
-    const of = (messageId: string) => mine.filter((p) => p.data.message?.id === messageId).map((p) => p.trigger).sort();
+    const of = (messageId: string) =>
+      mine
+        .filter((p) => p.data.message?.id === messageId)
+        .map((p) => p.trigger)
+        .sort();
     assert.deepEqual(of(approved.id), ['message_sent', 'moderation_engine_approved']);
     assert.deepEqual(of(held.id), ['message_sent', 'moderation_engine_blocked', 'moderation_manual_approved']);
     assert.deepEqual(of(failed.id), ['message_sent', 'moderation_engine_approved']);

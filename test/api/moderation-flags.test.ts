@@ -70,10 +70,7 @@ describe('flag-a-message', () => {
     const list = await flagged();
     assert.equal(list.data.length, 1);
     const item = list.data[0];
-    assert.deepEqual(
-      [item.source, item.messageId, item.status, item.flagsCount, item.reviewedAt],
-      ['flagged', message.id, 'pending', 1, undefined],
-    );
+    assert.deepEqual([item.source, item.messageId, item.status, item.flagsCount, item.reviewedAt], ['flagged', message.id, 'pending', 1, undefined]);
     assert.equal(item.message.id, message.id);
     assert.equal(item.message.data.text, message.data.text);
     assert.equal(item.message.data.entities.sender.entity.uid, alice);
@@ -104,7 +101,10 @@ describe('flag-a-message', () => {
     assert.equal(again.flag.remark, undefined);
     const [item] = (await flagged()).data;
     assert.equal(item.flagsCount, 1);
-    assert.deepEqual(item.flags.map((f: any) => [f.uid, f.reasonId, f.remark]), [[bob, 'harassment', undefined]]);
+    assert.deepEqual(
+      item.flags.map((f: any) => [f.uid, f.reasonId, f.remark]),
+      [[bob, 'harassment', undefined]],
+    );
     assert.deepEqual(item.reasons, [{ id: 'harassment', name: 'Harassment', count: 1 }]);
     const stored = await t.database.db.selectFrom('moderation_flags').selectAll().where('app_id', '=', A.appId).execute();
     assert.equal(stored.length, 1);
@@ -131,7 +131,10 @@ describe('flag-a-message', () => {
     const group = await newGroup(t, A, { members: { participants: members } }, sender);
     const message = await send(sender!, group.guid, 'group');
     const responses = await Promise.all([...members, members[0]!].map((uid) => flag(message.id, uid, { reasonId: 'spam' })));
-    assert.ok(responses.every((r) => r.statusCode === 200), responses.map((r) => r.body).join('\n'));
+    assert.ok(
+      responses.every((r) => r.statusCode === 200),
+      responses.map((r) => r.body).join('\n'),
+    );
     const list = await flagged();
     assert.equal(list.data.length, 1);
     assert.equal(list.data[0].flagsCount, members.length);
@@ -147,7 +150,10 @@ describe('flag-a-message', () => {
     await flagOk(message.id, bob!, { reasonId: 'scam' });
     await flagOk(message.id, alice!, { reasonId: 'other' });
     const [item] = (await flagged()).data;
-    assert.deepEqual(item.reasons.map((r: any) => [r.id, r.name]).sort(), [['other', 'Something else'], ['scam', 'Scam']]);
+    assert.deepEqual(item.reasons.map((r: any) => [r.id, r.name]).sort(), [
+      ['other', 'Something else'],
+      ['scam', 'Scam'],
+    ]);
   });
 
   it('needs onBehalfOf, naming an active user', async () => {
@@ -169,11 +175,22 @@ describe('flag-a-message', () => {
     const inGroup = await send(alice!, group.guid, 'group');
     const [otherSender, otherReceiver] = await uids(2, t.appB);
     const otherApps = await send(otherSender!, otherReceiver!, 'user', t.appB);
-    for (const [id, uid] of [[theirs.id, eve], [inGroup.id, eve], [inGroup.id, banned], [otherApps.id, eve], ['999999999', bob], ['abc', bob], ['99999999999999999999999', bob]] as const) {
+    for (const [id, uid] of [
+      [theirs.id, eve],
+      [inGroup.id, eve],
+      [inGroup.id, banned],
+      [otherApps.id, eve],
+      ['999999999', bob],
+      ['abc', bob],
+      ['99999999999999999999999', bob],
+    ] as const) {
       expectError(await flag(id, uid), 404, 'ERR_MESSAGE_ID_NOT_FOUND');
     }
     assert.deepEqual((await flagged()).data, []);
-    assert.deepEqual((await flagged({}, t.appB)).data.filter((item: any) => item.messageId === otherApps.id), []);
+    assert.deepEqual(
+      (await flagged({}, t.appB)).data.filter((item: any) => item.messageId === otherApps.id),
+      [],
+    );
   });
 
   it('refuses an action message with ERR_MESSAGE_ACTION_NOT_ALLOWED', async () => {
@@ -218,12 +235,21 @@ describe('list-flagged-messages', () => {
     await flagOk(messages[2]!.id, bob!);
     await flagOk(messages[1]!.id, alice!);
     const order = [messages[1]!.id, messages[2]!.id, messages[0]!.id];
-    assert.deepEqual((await flagged()).data.map((item: any) => item.messageId), order);
+    assert.deepEqual(
+      (await flagged()).data.map((item: any) => item.messageId),
+      order,
+    );
     const first = await flagged({ limit: '2' });
-    assert.deepEqual(first.data.map((item: any) => item.messageId), order.slice(0, 2));
+    assert.deepEqual(
+      first.data.map((item: any) => item.messageId),
+      order.slice(0, 2),
+    );
     assert.deepEqual(first.meta, { current: { limit: 2, count: 2 } });
     const second = await flagged({ limit: '2', page: '2' });
-    assert.deepEqual(second.data.map((item: any) => item.messageId), order.slice(2));
+    assert.deepEqual(
+      second.data.map((item: any) => item.messageId),
+      order.slice(2),
+    );
     assert.deepEqual(second.meta, { current: { limit: 2, count: 1 } });
     assert.deepEqual((await flagged({ limit: '2', page: '3' })).data, []);
   });
@@ -234,8 +260,14 @@ describe('list-flagged-messages', () => {
     const fromCarol = await send(carol!, bob!);
     await flagOk(fromAlice.id, bob!, { reasonId: 'violence' });
     await flagOk(fromCarol.id, bob!, { reasonId: 'spam' });
-    assert.deepEqual((await flagged({ reasonId: 'violence' })).data.map((item: any) => item.messageId), [fromAlice.id]);
-    assert.deepEqual((await flagged({ sender: carol!.toUpperCase() })).data.map((item: any) => item.messageId), [fromCarol.id]);
+    assert.deepEqual(
+      (await flagged({ reasonId: 'violence' })).data.map((item: any) => item.messageId),
+      [fromAlice.id],
+    );
+    assert.deepEqual(
+      (await flagged({ sender: carol!.toUpperCase() })).data.map((item: any) => item.messageId),
+      [fromCarol.id],
+    );
     assert.deepEqual((await flagged({ sender: carol!, reasonId: 'violence' })).data, []);
   });
 
@@ -257,7 +289,10 @@ describe('blockreview-flagged-message', () => {
     assert.ok(Number.isInteger(item.reviewedAt));
     assert.deepEqual((await flagged()).data, []);
     const list = await reviewed();
-    assert.deepEqual(list.data.map((i: any) => [i.source, i.messageId, i.status]), [['flagged', message.id, 'approved']]);
+    assert.deepEqual(
+      list.data.map((i: any) => [i.source, i.messageId, i.status]),
+      [['flagged', message.id, 'approved']],
+    );
     assert.deepEqual(list.meta, { current: { limit: 50, count: 1 } });
     assert.ok((await conversationIds(bob!, alice!)).includes(message.id));
     assert.equal((await getAs(message.id, bob!)).statusCode, 200);
@@ -271,7 +306,10 @@ describe('blockreview-flagged-message', () => {
     assert.equal(item.status, 'disapproved');
     assert.equal(item.message.data.moderation?.status, 'disapproved', JSON.stringify(item.message.data));
     assert.deepEqual((await flagged()).data, []);
-    assert.deepEqual((await reviewed()).data.map((i: any) => [i.messageId, i.status]), [[message.id, 'disapproved']]);
+    assert.deepEqual(
+      (await reviewed()).data.map((i: any) => [i.messageId, i.status]),
+      [[message.id, 'disapproved']],
+    );
     assert.ok(!(await conversationIds(bob!, alice!)).includes(message.id), 'hidden from the receiver’s history');
     expectError(await getAs(message.id, bob!), 404, 'ERR_MESSAGE_ID_NOT_FOUND');
     assert.ok((await conversationIds(alice!, bob!)).includes(message.id), 'the sender still sees it');
@@ -289,7 +327,10 @@ describe('blockreview-flagged-message', () => {
     assert.equal(item.status, 'approved');
     assert.ok((await conversationIds(bob!, alice!)).includes(message.id));
     assert.equal((await getAs(message.id, bob!)).statusCode, 200);
-    assert.deepEqual((await reviewed()).data.map((i: any) => [i.messageId, i.status]), [[message.id, 'approved']]);
+    assert.deepEqual(
+      (await reviewed()).data.map((i: any) => [i.messageId, i.status]),
+      [[message.id, 'approved']],
+    );
   });
 
   it('a message flagged again after an approval is pending again', async () => {
@@ -335,17 +376,29 @@ describe('list-reviewed-messages', () => {
     await t.database.db
       .insertInto('moderation_blocked_messages')
       .values({
-        app_id: A.appId, message_id: held.id, rule_id: 'profanity', rule_name: 'Profanity', revision_id: `${A.appId}_profanity_1`,
-        condition: JSON.stringify(condition), action: JSON.stringify(['blockMessage']), kind: 'send', status: 'rejected', reviewed: true,
-        created_at: new Date(Date.now() - 60_000), updated_at: new Date(Date.now() + 60_000),
+        app_id: A.appId,
+        message_id: held.id,
+        rule_id: 'profanity',
+        rule_name: 'Profanity',
+        revision_id: `${A.appId}_profanity_1`,
+        condition: JSON.stringify(condition),
+        action: JSON.stringify(['blockMessage']),
+        kind: 'send',
+        status: 'rejected',
+        reviewed: true,
+        created_at: new Date(Date.now() - 60_000),
+        updated_at: new Date(Date.now() + 60_000),
       })
       .execute();
     const list = await reviewed();
-    assert.deepEqual(list.data.map((i: any) => [i.source, i.messageId, i.status]), [
-      ['blocked', held.id, 'rejected'],
-      ['flagged', first.id, 'approved'],
-      ['flagged', second.id, 'disapproved'],
-    ]);
+    assert.deepEqual(
+      list.data.map((i: any) => [i.source, i.messageId, i.status]),
+      [
+        ['blocked', held.id, 'rejected'],
+        ['flagged', first.id, 'approved'],
+        ['flagged', second.id, 'disapproved'],
+      ],
+    );
     const blocked = list.data[0];
     assert.deepEqual(blocked.rule, { id: 'profanity', name: 'Profanity', revisionId: `${A.appId}_profanity_1` });
     assert.deepEqual(blocked.condition, condition);
@@ -353,10 +406,19 @@ describe('list-reviewed-messages', () => {
     assert.equal(blocked.kind, 'send');
     assert.equal(blocked.message.id, held.id);
     assert.ok(blocked.reviewedAt > blocked.heldAt);
-    assert.deepEqual((await reviewed({ source: 'blocked' })).data.map((i: any) => i.messageId), [held.id]);
-    assert.deepEqual((await reviewed({ source: 'flagged' })).data.map((i: any) => i.messageId), [first.id, second.id]);
+    assert.deepEqual(
+      (await reviewed({ source: 'blocked' })).data.map((i: any) => i.messageId),
+      [held.id],
+    );
+    assert.deepEqual(
+      (await reviewed({ source: 'flagged' })).data.map((i: any) => i.messageId),
+      [first.id, second.id],
+    );
     const page = await reviewed({ limit: '2', page: '2' });
-    assert.deepEqual(page.data.map((i: any) => i.messageId), [second.id]);
+    assert.deepEqual(
+      page.data.map((i: any) => i.messageId),
+      [second.id],
+    );
     assert.deepEqual(page.meta, { current: { limit: 2, count: 1 } });
     expectError(await t.call(A, '/v3/moderation/reviewed-messages', { query: { source: 'other' } }), 400, 'ERR_BAD_REQUEST');
   });
@@ -366,12 +428,27 @@ describe('list-reviewed-messages', () => {
     const held = await send(alice!, bob!);
     const marked = await send(alice!, bob!);
     const record = (id: string, reviewedFlag: boolean) => ({
-      app_id: A.appId, message_id: id, rule_id: 'r', rule_name: 'R', revision_id: 'x', condition: null, action: '[]', kind: 'edit' as const,
-      reviewed: reviewedFlag, created_at: new Date(), updated_at: new Date(),
+      app_id: A.appId,
+      message_id: id,
+      rule_id: 'r',
+      rule_name: 'R',
+      revision_id: 'x',
+      condition: null,
+      action: '[]',
+      kind: 'edit' as const,
+      reviewed: reviewedFlag,
+      created_at: new Date(),
+      updated_at: new Date(),
     });
-    await t.database.db.insertInto('moderation_blocked_messages').values([record(held.id, false), record(marked.id, true)]).execute();
+    await t.database.db
+      .insertInto('moderation_blocked_messages')
+      .values([record(held.id, false), record(marked.id, true)])
+      .execute();
     const list = (await reviewed()).data;
-    assert.deepEqual(list.map((i: any) => [i.source, i.messageId, i.status, i.kind, i.condition]), [['blocked', marked.id, 'pending', 'edit', undefined]]);
+    assert.deepEqual(
+      list.map((i: any) => [i.source, i.messageId, i.status, i.kind, i.condition]),
+      [['blocked', marked.id, 'pending', 'edit', undefined]],
+    );
   });
 });
 

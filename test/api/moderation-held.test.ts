@@ -39,8 +39,7 @@ const send = (app: CreatedApp, from: string, to: string, text: string, receiverT
 const ids = (messages: Array<{ id: string }>) => messages.map((m) => m.id);
 const history = async (app: CreatedApp, viewer: string, other: string) => ids(await okData(t, app, 'GET', `/v3/users/${other}/messages`, viewer));
 const groupHistory = async (app: CreatedApp, viewer: string, guid: string) => ids(await okData(t, app, 'GET', `/v3/groups/${guid}/messages`, viewer));
-const review = (app: CreatedApp, id: string, status: 'approved' | 'rejected') =>
-  t.call(app, `/v3/moderation/blocked-messages/${id}`, { method: 'PATCH', body: { status } });
+const review = (app: CreatedApp, id: string, status: 'approved' | 'rejected') => t.call(app, `/v3/moderation/blocked-messages/${id}`, { method: 'PATCH', body: { status } });
 
 /** The triggers of the app's events about a message, in order. */
 async function eventsOf(app: CreatedApp, messageId: string): Promise<string[]> {
@@ -72,7 +71,10 @@ describe('a message a blockMessage rule holds', () => {
     assert.deepEqual(ids(await okData(t, app, 'GET', `/v3/messages/${earlier.id}/thread`, alice)), [reply.id]);
     assert.equal((await okData(t, app, 'GET', `/v3/messages/${earlier.id}`, bob)).replyCount ?? 0, 0);
     // Nobody may reply to it, react to it or mark it read but its sender.
-    assert.equal(errorCode(await t.call(app, `/v3/messages/${held.id}/thread`, { method: 'POST', onBehalfOf: bob!, body: { category: 'message', type: 'text', data: { text: 'x' } } })), 'ERR_MESSAGE_ID_NOT_FOUND');
+    assert.equal(
+      errorCode(await t.call(app, `/v3/messages/${held.id}/thread`, { method: 'POST', onBehalfOf: bob!, body: { category: 'message', type: 'text', data: { text: 'x' } } })),
+      'ERR_MESSAGE_ID_NOT_FOUND',
+    );
     assert.equal(errorCode(await t.call(app, `/v3/messages/${held.id}/reactions/👍`, { method: 'POST', onBehalfOf: bob! })), 'ERR_MESSAGE_ID_NOT_FOUND');
     // Its sender waits for its approval too: nothing about it reaches the others before.
     const ownReply = await t.call(app, `/v3/messages/${held.id}/thread`, { method: 'POST', onBehalfOf: alice!, body: { category: 'message', type: 'text', data: { text: 'x' } } });
@@ -137,7 +139,10 @@ describe('a message a blockMessage rule holds', () => {
     assert.equal(data.message.data.moderation.status, 'pending');
     assert.equal(data.moderation[0]!.ruleId, 'hold-words');
     const listed = await okData(t, app, 'GET', '/v3/moderation/blocked-messages', undefined);
-    assert.deepEqual(listed.map((item: { message: { id: string } }) => item.message.id), [held.id]);
+    assert.deepEqual(
+      listed.map((item: { message: { id: string } }) => item.message.id),
+      [held.id],
+    );
     assert.equal(listed[0].ruleId, 'hold-words');
     assert.equal(listed[0].revisionId, `${app.appId}_hold-words_1`);
     assert.deepEqual(listed[0].condition.value, ['forbidden', 'secret plan']);
@@ -154,7 +159,10 @@ describe('a message a blockMessage rule holds', () => {
     const rejected = await okData(t, app, 'GET', '/v3/moderation/blocked-messages', undefined, undefined);
     assert.deepEqual(rejected, []);
     const all = body(await t.call(app, '/v3/moderation/blocked-messages', { query: { status: 'rejected' } })).data;
-    assert.deepEqual(all.map((item: { message: { id: string } }) => item.message.id), [held.id]);
+    assert.deepEqual(
+      all.map((item: { message: { id: string } }) => item.message.id),
+      [held.id],
+    );
     assert.deepEqual(await eventsOf(app, held.id), ['moderation_engine_blocked']);
   });
 });
@@ -210,10 +218,12 @@ describe('an edit', () => {
     const app = await moderatedApp();
     const [alice, bob] = await newUids(t, app, 2);
     const sent = await send(app, alice!, bob!, 'first');
-    const edits = await Promise.all(
-      Array.from({ length: 6 }, (_, n) => t.call(app, `/v3/messages/${sent.id}`, { method: 'PUT', onBehalfOf: alice!, body: { data: { text: `edit ${n}` } } })),
+    const edits = await Promise.all(Array.from({ length: 6 }, (_, n) => t.call(app, `/v3/messages/${sent.id}`, { method: 'PUT', onBehalfOf: alice!, body: { data: { text: `edit ${n}` } } })));
+    assert.deepEqual(
+      edits.map((response) => response.statusCode),
+      [200, 200, 200, 200, 200, 200],
+      edits.map((r) => r.body).join('\n'),
     );
-    assert.deepEqual(edits.map((response) => response.statusCode), [200, 200, 200, 200, 200, 200], edits.map((r) => r.body).join('\n'));
     const now = await okData(t, app, 'GET', `/v3/messages/${sent.id}`, bob);
     assert.match(now.data.text, /^edit [0-5]$/);
     assert.equal(now.data.moderation.status, 'approved');
@@ -270,7 +280,10 @@ describe('every entry point is moderated', () => {
       [`dropped-${suffix}`]: record(`dropped-${suffix}`, 'unsayable'),
     });
     const plain = await okData(t, app, 'POST', '/v3.0/data_import/messages', undefined, { messages: messages('a') });
-    assert.ok(Object.values(plain).every((result: any) => result.success), 'history is imported as it was');
+    assert.ok(
+      Object.values(plain).every((result: any) => result.success),
+      'history is imported as it was',
+    );
     assert.equal(plain['held-a'].data.data.moderation, undefined);
     const response = await t.call(app, '/v3.0/data_import/messages', { method: 'POST', query: { moderate: 'true' }, body: { messages: messages('b') } });
     assert.equal(response.statusCode, 200, response.body);

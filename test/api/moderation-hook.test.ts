@@ -13,7 +13,6 @@ import { body, createTestApp, errorCode, newManagementCredential, type TestApp }
 import { newUids } from '../helpers/factories.js';
 import { json, startHook, type Answer, type Call, type HookServer } from '../helpers/hook-server.js';
 
-
 // ---------------------------------------------------------------------------------------------
 
 let t: TestApp;
@@ -31,10 +30,8 @@ const freshApp = (on = t) => on.services.apps.create({ appId: '', requestId: 'te
 const setHook = (app: CreatedApp, payload: Record<string, unknown>, on = t) => on.call(app, '/v3/moderation/hook', { method: 'PUT', body: payload });
 const getHook = (app: CreatedApp, on = t) => on.call(app, '/v3/moderation/hook');
 const deleteHook = (app: CreatedApp, on = t) => on.call(app, '/v3/moderation/hook', { method: 'DELETE' });
-const storedSecret = async (app: CreatedApp, on = t) =>
-  (await on.database.db.selectFrom('moderation_hooks').select('secret').where('app_id', '=', app.appId).executeTakeFirstOrThrow()).secret;
-const version = async (app: CreatedApp, on = t) =>
-  Number((await on.database.db.selectFrom('moderation_versions').select('version').where('app_id', '=', app.appId).executeTakeFirst())?.version ?? 0);
+const storedSecret = async (app: CreatedApp, on = t) => (await on.database.db.selectFrom('moderation_hooks').select('secret').where('app_id', '=', app.appId).executeTakeFirstOrThrow()).secret;
+const version = async (app: CreatedApp, on = t) => Number((await on.database.db.selectFrom('moderation_versions').select('version').where('app_id', '=', app.appId).executeTakeFirst())?.version ?? 0);
 const expectError = (response: { statusCode: number; body: string }, status: number, code: string) => {
   assert.equal(response.statusCode, status, response.body);
   assert.equal(errorCode(response as never), code, response.body);
@@ -184,7 +181,15 @@ describe('set-moderation-hook: URLs and fields refused', () => {
   });
 
   it('refuses credentials, other schemes, relative and over-long URLs', async () => {
-    for (const url of ['https://user:pass@moderation.example.com/hook', 'https://user@moderation.example.com/hook', 'ftp://moderation.example.com/hook', 'file:///etc/passwd', '/hook', '', `https://moderation.example.com/${'a'.repeat(2_000)}`]) {
+    for (const url of [
+      'https://user:pass@moderation.example.com/hook',
+      'https://user@moderation.example.com/hook',
+      'ftp://moderation.example.com/hook',
+      'file:///etc/passwd',
+      '/hook',
+      '',
+      `https://moderation.example.com/${'a'.repeat(2_000)}`,
+    ]) {
       await refusedUrl(url, t);
     }
     const longest = `https://moderation.example.com/${'a'.repeat(2_000 - 'https://moderation.example.com/'.length)}`;
@@ -278,7 +283,20 @@ describe('ModerationHookClient', () => {
   });
 
   it('fails on an answer that is not the protocol’s: not JSON, not an object, an unknown action, a bad reason', async () => {
-    for (const raw of ['', 'allow', '{"action":', '[]', '"allow"', 'null', '{}', '{"action":"ALLOW"}', '{"action":"approve"}', '{"action":1}', '{"action":"block","reason":7}', JSON.stringify({ action: 'drop', reason: 'r'.repeat(501) })]) {
+    for (const raw of [
+      '',
+      'allow',
+      '{"action":',
+      '[]',
+      '"allow"',
+      'null',
+      '{}',
+      '{"action":"ALLOW"}',
+      '{"action":"approve"}',
+      '{"action":1}',
+      '{"action":"block","reason":7}',
+      JSON.stringify({ action: 'drop', reason: 'r'.repeat(501) }),
+    ]) {
       const { result } = await asked({ body: raw });
       assert.ok('failed' in result, `${raw}: ${JSON.stringify(result)}`);
     }

@@ -71,7 +71,11 @@ function refused(response: LightMyRequestResponse, status: number, code: string,
   assert.equal(response.statusCode, status, response.body);
   const error = body(response).error;
   assert.equal(error.code, code);
-  if (field !== undefined) assert.ok(Object.keys(error.details ?? {}).some((key) => key.startsWith(field)), JSON.stringify(error.details));
+  if (field !== undefined)
+    assert.ok(
+      Object.keys(error.details ?? {}).some((key) => key.startsWith(field)),
+      JSON.stringify(error.details),
+    );
   return error.details ?? {};
 }
 
@@ -83,7 +87,9 @@ const wordList = (id = uniqueId('list'), terms: unknown = ['alpha', 'beta']) => 
 
 describe('create-rule-keyword', () => {
   it('creates a list from JSON, in the vendor’s shape: terms trimmed, empty and repeated ones (any case) left out', async () => {
-    const list = ok(await createList(A, { id: 'profane-word-list-1', name: 'profane word list', description: 'Profane word list', searchTerms: [' Alpha ', 'beta', '', 'ALPHA', 'gamma', 'beta '] })).data;
+    const list = ok(
+      await createList(A, { id: 'profane-word-list-1', name: 'profane word list', description: 'Profane word list', searchTerms: [' Alpha ', 'beta', '', 'ALPHA', 'gamma', 'beta '] }),
+    ).data;
     assert.deepEqual(list, {
       id: 'profane-word-list-1',
       name: 'profane word list',
@@ -121,10 +127,7 @@ describe('create-rule-keyword', () => {
 
   it('creates a list from a multipart CSV file: quoted cells, commas and quotes inside quotes, a BOM, CRLF', async () => {
     const csv = Buffer.from('\ufeffalpha,"beta, gamma"\r\n"say ""hi""", delta \r\n"two\r\nlines",\r\n\r\nALPHA\r\n', 'utf8');
-    const response = await sendForm(A, 'POST', '/moderation/keywords', [
-      ...fields({ id: 'from-csv', name: 'From CSV', description: 'Uploaded', category: 'word' }),
-      csvFile(csv),
-    ]);
+    const response = await sendForm(A, 'POST', '/moderation/keywords', [...fields({ id: 'from-csv', name: 'From CSV', description: 'Uploaded', category: 'word' }), csvFile(csv)]);
     const list = ok(response).data;
     assert.deepEqual(list.searchTerms, ['alpha', 'beta, gamma', 'say "hi"', 'delta', 'two\r\nlines']);
     assert.equal(list.isCSV, true);
@@ -141,7 +144,11 @@ describe('create-rule-keyword', () => {
   });
 
   it('refuses a malformed CSV file with ERR_BAD_REQUEST naming the line', async () => {
-    for (const [csv, line] of [['a,b\r\nc,"d\r\ne', 2], ['ok\nno"quote', 2], ['"a"b', 1]] as const) {
+    for (const [csv, line] of [
+      ['a,b\r\nc,"d\r\ne', 2],
+      ['ok\nno"quote', 2],
+      ['"a"b', 1],
+    ] as const) {
       const details = refused(await sendForm(A, 'POST', '/moderation/keywords', [...fields({ id: 'bad-csv', name: 'Bad' }), csvFile(csv)]), 400, 'ERR_BAD_REQUEST', 'file');
       assert.match(details.file!, new RegExp(`line ${line}:`));
     }
@@ -158,7 +165,17 @@ describe('create-rule-keyword', () => {
     const big = Buffer.alloc(10 * 1024 * 1024, 'word,');
     refused(await sendForm(A, 'POST', '/moderation/keywords', [...fields({ id: 'big', name: 'Big' }), csvFile(big)]), 413, 'ERR_PAYLOAD_TOO_LARGE');
     refused(await sendForm(A, 'POST', '/moderation/keywords', fields({ id: 'big', name: 'Big', searchTerms: 'w,'.repeat(3 * 1024 * 1024) })), 413, 'ERR_PAYLOAD_TOO_LARGE');
-    refused(await createList(A, wordList('big', Array.from({ length: 1_100_000 }, (_, i) => `w${i}`))), 413, 'ERR_PAYLOAD_TOO_LARGE');
+    refused(
+      await createList(
+        A,
+        wordList(
+          'big',
+          Array.from({ length: 1_100_000 }, (_, i) => `w${i}`),
+        ),
+      ),
+      413,
+      'ERR_PAYLOAD_TOO_LARGE',
+    );
     assert.equal(errorCode(await getList(A, 'big')), 'ERR_KEYWORD_NOT_FOUND');
     ok(await sendForm(A, 'POST', '/moderation/keywords', [...fields({ id: 'after-big', name: 'After' }), csvFile('fine')]));
   });
@@ -182,7 +199,12 @@ describe('create-rule-keyword', () => {
     const noBoundary = await t.app.inject({ method: 'POST', url: '/v3/moderation/keywords', payload, headers: { 'content-type': 'multipart/form-data', host: hostOf(A), apikey: A.apiKey } });
     refused(noBoundary, 400, 'ERR_BAD_REQUEST');
     const truncated = form([...fields({ id: 'trunc', name: 'y' }), csvFile('a,b')]);
-    const cut = await t.app.inject({ method: 'POST', url: '/v3/moderation/keywords', payload: truncated.payload.subarray(0, truncated.payload.length - 30), headers: { 'content-type': truncated.contentType, host: hostOf(A), apikey: A.apiKey } });
+    const cut = await t.app.inject({
+      method: 'POST',
+      url: '/v3/moderation/keywords',
+      payload: truncated.payload.subarray(0, truncated.payload.length - 30),
+      headers: { 'content-type': truncated.contentType, host: hostOf(A), apikey: A.apiKey },
+    });
     refused(cut, 400, 'ERR_BAD_REQUEST');
     const many = fields(Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`f${i}`, 'x'])));
     refused(await sendForm(A, 'POST', '/moderation/keywords', [...fields({ id: 'many', name: 'x', searchTerms: 'a' }), ...many]), 400, 'ERR_BAD_REQUEST');
@@ -267,9 +289,15 @@ describe('list-rule-keywords', () => {
     ok(await createList(A, wordList('older')));
     await new Promise((resolve) => setTimeout(resolve, 1100));
     ok(await createList(A, wordList('newer')));
-    assert.deepEqual(ok(await listLists(A)).data.map((l: any) => l.id), ['newer', 'older', 'profanity-list']);
+    assert.deepEqual(
+      ok(await listLists(A)).data.map((l: any) => l.id),
+      ['newer', 'older', 'profanity-list'],
+    );
     const page = ok(await listLists(A, { limit: '2', page: '2' }));
-    assert.deepEqual(page.data.map((l: any) => l.id), ['profanity-list']);
+    assert.deepEqual(
+      page.data.map((l: any) => l.id),
+      ['profanity-list'],
+    );
     assert.deepEqual(page.meta, { current: { limit: 2, count: 1 } });
   });
 });
@@ -316,7 +344,12 @@ describe('update-rule-keyword', () => {
 
   it('refuses a new category for a list that rules reference, and a pattern list of words that are no patterns', async () => {
     ok(await createList(A, wordList('referenced', ['a'])));
-    ok(await call(A, '/moderation/rules', { method: 'POST', body: { id: 'uses-it', name: 'x', conditions: [{ operand: 'text', category: 'word', operator: 'contains', isKeywordsReferencePresent: true, value: ['referenced'] }], action: 'blockMessage' } }));
+    ok(
+      await call(A, '/moderation/rules', {
+        method: 'POST',
+        body: { id: 'uses-it', name: 'x', conditions: [{ operand: 'text', category: 'word', operator: 'contains', isKeywordsReferencePresent: true, value: ['referenced'] }], action: 'blockMessage' },
+      }),
+    );
     refused(await call(A, '/moderation/keywords/referenced', { method: 'PUT', body: { category: 'pattern' } }), 400, 'ERR_KEYWORD_IN_USE');
     ok(await createList(A, wordList('unused', ['(a'])));
     refused(await call(A, '/moderation/keywords/unused', { method: 'PUT', body: { category: 'pattern' } }), 400, 'ERR_BAD_REQUEST', 'category');
@@ -344,7 +377,18 @@ describe('delete-rule-keyword', () => {
 
   it('refuses to delete a list a rule references with ERR_KEYWORD_IN_USE, naming the rule', async () => {
     ok(await createList(A, wordList('in-use')));
-    ok(await call(A, '/moderation/rules', { method: 'POST', body: { id: 'referrer', name: 'x', enabled: false, conditions: [{ operand: 'custom', category: 'word', operator: 'contains', isKeywordsReferencePresent: true, value: ['in-use'] }], action: 'blockMessage' } }));
+    ok(
+      await call(A, '/moderation/rules', {
+        method: 'POST',
+        body: {
+          id: 'referrer',
+          name: 'x',
+          enabled: false,
+          conditions: [{ operand: 'custom', category: 'word', operator: 'contains', isKeywordsReferencePresent: true, value: ['in-use'] }],
+          action: 'blockMessage',
+        },
+      }),
+    );
     const response = await call(A, '/moderation/keywords/in-use', { method: 'DELETE' });
     refused(response, 400, 'ERR_KEYWORD_IN_USE');
     assert.match(body(response).error.message, /referrer/);
@@ -362,7 +406,12 @@ describe('delete-rule-keyword', () => {
     ok(await call(A, '/moderation/keywords/profanity-list', { method: 'DELETE' }));
     refused(await getList(A, 'profanity-list'), 404, 'ERR_KEYWORD_NOT_FOUND');
     assert.deepEqual(ok(await listLists(A)).data, []);
-    const rule = { id: 'needs-list', name: 'x', conditions: [{ operand: 'text', category: 'word', operator: 'contains', isKeywordsReferencePresent: true, value: ['profanity-list'] }], action: 'blockMessage' };
+    const rule = {
+      id: 'needs-list',
+      name: 'x',
+      conditions: [{ operand: 'text', category: 'word', operator: 'contains', isKeywordsReferencePresent: true, value: ['profanity-list'] }],
+      action: 'blockMessage',
+    };
     refused(await call(A, '/moderation/rules', { method: 'POST', body: rule }), 400, 'ERR_BAD_REQUEST', 'conditions[0].value');
     const own = ok(await createList(A, wordList('profanity-list', ['heck']))).data;
     assert.equal(own.default, undefined);
@@ -382,7 +431,10 @@ describe('tenant isolation of keyword lists', () => {
     const rule = { id: 'b-rule', name: 'x', conditions: [{ operand: 'text', category: 'word', operator: 'contains', isKeywordsReferencePresent: true, value: ['a-only'] }], action: 'blockMessage' };
     refused(await call(B, '/moderation/rules', { method: 'POST', body: rule }), 400, 'ERR_BAD_REQUEST', 'conditions[0].value');
     const listed = ok(await listLists(B)).data;
-    assert.deepEqual(listed.map((l: any) => [l.id, l.name]), [['profanity-list', 'Profane Words']]);
+    assert.deepEqual(
+      listed.map((l: any) => [l.id, l.name]),
+      [['profanity-list', 'Profane Words']],
+    );
     assert.equal(await version(A), '2');
     assert.equal(await version(B), '0');
   });

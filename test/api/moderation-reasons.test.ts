@@ -67,7 +67,10 @@ describe('create-reason', () => {
     const id = uniqueId('race');
     const responses = await Promise.all(Array.from({ length: 6 }, () => createReason({ id, name: 'Race' })));
     assert.equal(responses.filter((r) => r.statusCode === 200).length, 1);
-    assert.ok(responses.every((r) => r.statusCode === 200 || errorCode(r) === 'ERR_REASON_ALREADY_EXISTS'), responses.map((r) => r.body).join('\n'));
+    assert.ok(
+      responses.every((r) => r.statusCode === 200 || errorCode(r) === 'ERR_REASON_ALREADY_EXISTS'),
+      responses.map((r) => r.body).join('\n'),
+    );
     assert.equal((await listReasons()).data.filter((r: any) => r.id === id).length, 1);
   });
 
@@ -75,7 +78,10 @@ describe('create-reason', () => {
     const responses = await Promise.all(Array.from({ length: 105 }, (_, i) => createReason({ id: `r${i}`, name: `R${i}` })));
     assert.equal(responses.filter((r) => r.statusCode === 200).length, 100);
     const refused = responses.filter((r) => r.statusCode !== 200);
-    assert.ok(refused.every((r) => r.statusCode === 403 && errorCode(r) === 'ERR_PLAN_QUOTA_RESTRICTION'), refused[0]?.body);
+    assert.ok(
+      refused.every((r) => r.statusCode === 403 && errorCode(r) === 'ERR_PLAN_QUOTA_RESTRICTION'),
+      refused[0]?.body,
+    );
     const listed = await listReasons();
     assert.equal(listed.data.length, 100 + BUILT_IN_REASON_IDS.length);
     assert.deepEqual(listed.meta, { current: { limit: 100 + BUILT_IN_REASON_IDS.length, count: 100 + BUILT_IN_REASON_IDS.length } });
@@ -108,7 +114,10 @@ describe('create-reason', () => {
       assert.equal(response.statusCode, 400, response.body);
       const error = body(response).error;
       assert.equal(error.code, 'ERR_BAD_REQUEST');
-      assert.ok(Object.keys(error.details).some((key) => key.startsWith(field)), JSON.stringify(error.details));
+      assert.ok(
+        Object.keys(error.details).some((key) => key.startsWith(field)),
+        JSON.stringify(error.details),
+      );
       assert.equal((await listReasons()).data.length, BUILT_IN_REASON_IDS.length);
     });
   }
@@ -117,7 +126,10 @@ describe('create-reason', () => {
 describe('list-reasons', () => {
   it('lists the built-in reasons of a new app, which nobody created, with the app’s creation time', async () => {
     const result = await listReasons();
-    assert.deepEqual(result.data.map((r: any) => r.id), [...BUILT_IN_REASON_IDS]);
+    assert.deepEqual(
+      result.data.map((r: any) => r.id),
+      [...BUILT_IN_REASON_IDS],
+    );
     assert.deepEqual(result.data.map((r: any) => r.id).slice(0, 3), ['spam', 'harassment', 'hate-speech']);
     for (const reason of result.data) {
       assert.equal(reason.default, true);
@@ -173,7 +185,11 @@ describe('update-reason-details', () => {
     assert.deepEqual([updated.id, updated.name, updated.description, updated.default], ['spam', 'Junk mail', before.description, true]);
     assert.equal(updated.createdAt, before.createdAt);
     const listed = (await listReasons()).data;
-    assert.deepEqual(listed.map((r: any) => r.id), [...BUILT_IN_REASON_IDS], 'still in its place');
+    assert.deepEqual(
+      listed.map((r: any) => r.id),
+      [...BUILT_IN_REASON_IDS],
+      'still in its place',
+    );
     assert.equal(listed[0].name, 'Junk mail');
     const other = await freshApp();
     assert.equal(body(await t.call(other, '/v3/moderation/reasons/spam')).data.name, 'Spam');

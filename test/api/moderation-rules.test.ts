@@ -86,10 +86,7 @@ describe('create-rule', () => {
     assert.ok(Math.abs(rule.createdAt - Date.now() / 1000) < 60);
     assert.equal(rule.updatedAt, rule.createdAt);
     const [condition] = rule.conditions;
-    assert.deepEqual(
-      { ...condition, reason: undefined },
-      { ...VIDEO_RULE.conditions[0], evaluated: false, reason: undefined },
-    );
+    assert.deepEqual({ ...condition, reason: undefined }, { ...VIDEO_RULE.conditions[0], evaluated: false, reason: undefined });
     assert.match(condition.reason, /model/);
     assert.deepEqual((await ok(await getRule(A, 'moderation-test'))).data, rule);
   });
@@ -119,18 +116,29 @@ describe('create-rule', () => {
   });
 
   it('keeps the ids given, numbering the others after them', async () => {
-    const rule = await createRule(A, textRule('ids', { conditions: [
-      { id: 5, operand: 'text', category: 'word', operator: 'contains', value: 'a' },
-      { operand: 'text', category: 'word', operator: 'contains', value: 'b' },
-    ] }));
-    assert.deepEqual(rule.conditions.map((c: any) => c.id), [5, 6]);
+    const rule = await createRule(
+      A,
+      textRule('ids', {
+        conditions: [
+          { id: 5, operand: 'text', category: 'word', operator: 'contains', value: 'a' },
+          { operand: 'text', category: 'word', operator: 'contains', value: 'b' },
+        ],
+      }),
+    );
+    assert.deepEqual(
+      rule.conditions.map((c: any) => c.id),
+      [5, 6],
+    );
   });
 
   it('takes every spelling of the reference flag and answers isKeywordsReferencePresent', async () => {
     const spellings = ['isKeywordsReferencePresent', 'isKeywordReferencePresent', 'isListReferencePresent'];
-    const rule = await createRule(A, textRule('refs', {
-      conditions: spellings.map((flag) => ({ operand: 'text', category: 'word', operator: 'contains', value: ['profanity-list'], [flag]: true })),
-    }));
+    const rule = await createRule(
+      A,
+      textRule('refs', {
+        conditions: spellings.map((flag) => ({ operand: 'text', category: 'word', operator: 'contains', value: ['profanity-list'], [flag]: true })),
+      }),
+    );
     for (const condition of rule.conditions) {
       assert.equal(condition.isKeywordsReferencePresent, true);
       assert.ok(!('isKeywordReferencePresent' in condition) && !('isListReferencePresent' in condition));
@@ -138,12 +146,20 @@ describe('create-rule', () => {
   });
 
   it('shows the conditions Parley does not evaluate with a reason, and stores them', async () => {
-    const rule = await createRule(A, textRule('stored', { conditions: [
-      { operand: 'text', category: 'sentence', operator: 'contains', value: ["Let's talk on WhatsApp"] },
-      { operand: 'audio', category: 'ai', operator: 'contains', value: ['toxicity_greaterThan_50'] },
-      { operand: 'text', category: 'pattern', operator: 'contains', value: ['\\d{4}'] },
-    ] }));
-    assert.deepEqual(rule.conditions.map((c: any) => c.evaluated), [false, false, true]);
+    const rule = await createRule(
+      A,
+      textRule('stored', {
+        conditions: [
+          { operand: 'text', category: 'sentence', operator: 'contains', value: ["Let's talk on WhatsApp"] },
+          { operand: 'audio', category: 'ai', operator: 'contains', value: ['toxicity_greaterThan_50'] },
+          { operand: 'text', category: 'pattern', operator: 'contains', value: ['\\d{4}'] },
+        ],
+      }),
+    );
+    assert.deepEqual(
+      rule.conditions.map((c: any) => c.evaluated),
+      [false, false, true],
+    );
     assert.ok(rule.conditions[0].reason.includes('sentence'));
     assert.ok(rule.conditions[1].reason.includes('audio'));
     assert.equal(rule.conditions[2].reason, undefined);
@@ -180,12 +196,13 @@ describe('create-rule', () => {
   });
 
   it('allows 25 own rules per app, the built-in ones not counted, also when created concurrently', async () => {
-    const responses = await Promise.all(
-      Array.from({ length: 28 }, (_, i) => call(A, '/moderation/rules', { method: 'POST', body: textRule(`r${i}`) })),
-    );
+    const responses = await Promise.all(Array.from({ length: 28 }, (_, i) => call(A, '/moderation/rules', { method: 'POST', body: textRule(`r${i}`) })));
     assert.equal(responses.filter((r) => r.statusCode === 200).length, MODERATION_LIMITS.rulesPerApp);
     const refused = responses.filter((r) => r.statusCode !== 200);
-    assert.ok(refused.every((r) => r.statusCode === 403 && errorCode(r) === 'ERR_PLAN_QUOTA_RESTRICTION'), refused[0]?.body);
+    assert.ok(
+      refused.every((r) => r.statusCode === 403 && errorCode(r) === 'ERR_PLAN_QUOTA_RESTRICTION'),
+      refused[0]?.body,
+    );
     assert.equal((await listRules(A, { limit: '100' })).data.length, 25 + BUILTIN_IDS.length);
     // A built-in rule changed is still not the app's own; one deleted makes room.
     assert.equal((await call(A, '/moderation/rules/email_filter', { method: 'PUT', body: { enabled: true } })).statusCode, 200);
@@ -212,7 +229,16 @@ describe('create-rule', () => {
     ['an unknown category', condition({ category: 'regex' }), 'conditions[0].category'],
     ['an unknown operator', condition({ operator: 'startsWith' }), 'conditions[0].operator'],
     ['an entity other than message', condition({ entity: 'user' }), 'conditions[0].entity'],
-    ['repeated condition ids', { conditions: [{ id: 1, operand: 'text', category: 'word', operator: 'contains', value: 'a' }, { id: 1, operand: 'text', category: 'word', operator: 'contains', value: 'b' }] }, 'conditions[1].id'],
+    [
+      'repeated condition ids',
+      {
+        conditions: [
+          { id: 1, operand: 'text', category: 'word', operator: 'contains', value: 'a' },
+          { id: 1, operand: 'text', category: 'word', operator: 'contains', value: 'b' },
+        ],
+      },
+      'conditions[1].id',
+    ],
     ['no values', condition({ value: [] }), 'conditions[0].value'],
     ['1,001 values', condition({ value: Array.from({ length: 1001 }, (_, i) => `w${i}`) }), 'conditions'],
     ['an empty word', condition({ value: ['ok', '  '] }), 'conditions[0].value[1]'],
@@ -238,7 +264,10 @@ describe('create-rule', () => {
       assert.equal(response.statusCode, 400, response.body);
       const error = body(response).error;
       assert.equal(error.code, 'ERR_BAD_REQUEST');
-      assert.ok(Object.keys(error.details).some((key) => key.startsWith(field)), JSON.stringify(error.details));
+      assert.ok(
+        Object.keys(error.details).some((key) => key.startsWith(field)),
+        JSON.stringify(error.details),
+      );
       assert.equal(errorCode(await getRule(A, String(rule.id))), 'ERR_RULE_NOT_FOUND');
       assert.equal(await version(A), before);
     });
@@ -255,7 +284,10 @@ describe('create-rule', () => {
 describe('list-rules', () => {
   it('lists the built-in rules of a new app, disabled, newest first, as the vendor shows them', async () => {
     const result = await listRules(A);
-    assert.deepEqual(result.data.map((r: any) => r.id), BUILTIN_IDS);
+    assert.deepEqual(
+      result.data.map((r: any) => r.id),
+      BUILTIN_IDS,
+    );
     assert.deepEqual(result.meta, { current: { limit: 50, count: 7 } });
     for (const rule of result.data) {
       assert.equal(rule.enabled, false);
@@ -269,7 +301,13 @@ describe('list-rules', () => {
     assert.deepEqual(profanity.conditions, [
       { id: 1, isKeywordsReferencePresent: true, isMediaPresent: false, entity: 'message', operand: 'text', category: 'word', operator: 'contains', value: ['profanity-list'], evaluated: true },
     ]);
-    assert.deepEqual((byId.get('email_filter') as any).conditions.map((c: any) => [c.operand, c.category]), [['text', 'pattern'], ['custom', 'pattern']]);
+    assert.deepEqual(
+      (byId.get('email_filter') as any).conditions.map((c: any) => [c.operand, c.category]),
+      [
+        ['text', 'pattern'],
+        ['custom', 'pattern'],
+      ],
+    );
     const image: any = byId.get('image-moderation');
     assert.deepEqual([image.conditions[0].value, image.conditions[0].isMediaPresent, image.conditions[0].evaluated], [['AnyOf_greaterThan_30'], true, false]);
   });
@@ -279,9 +317,15 @@ describe('list-rules', () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     await createRule(A, textRule('second'));
     const all = await listRules(A);
-    assert.deepEqual(all.data.map((r: any) => r.id), ['second', 'first', ...BUILTIN_IDS]);
+    assert.deepEqual(
+      all.data.map((r: any) => r.id),
+      ['second', 'first', ...BUILTIN_IDS],
+    );
     const page = await listRules(A, { limit: '3', page: '3' });
-    assert.deepEqual(page.data.map((r: any) => r.id), BUILTIN_IDS.slice(4));
+    assert.deepEqual(
+      page.data.map((r: any) => r.id),
+      BUILTIN_IDS.slice(4),
+    );
     assert.deepEqual(page.meta, { current: { limit: 3, count: 3 } });
   });
 
@@ -308,13 +352,20 @@ describe('get-rule', () => {
 describe('update-rule', () => {
   it('replaces the fields given, as revision 2', async () => {
     const created = await createRule(A, VIDEO_RULE);
-    const updated = (await ok(await call(A, '/moderation/rules/moderation-test', {
-      method: 'PUT',
-      body: { name: 'Paris', conditions: [{ operand: 'text', category: 'word', operator: 'equals', value: ['paris'] }] },
-    }))).data;
+    const updated = (
+      await ok(
+        await call(A, '/moderation/rules/moderation-test', {
+          method: 'PUT',
+          body: { name: 'Paris', conditions: [{ operand: 'text', category: 'word', operator: 'equals', value: ['paris'] }] },
+        }),
+      )
+    ).data;
     assert.equal(updated.name, 'Paris');
     assert.equal(updated.description, VIDEO_RULE.description);
-    assert.deepEqual(updated.conditions.map((c: any) => [c.id, c.operand, c.operator, c.value]), [[1, 'text', 'equals', ['paris']]]);
+    assert.deepEqual(
+      updated.conditions.map((c: any) => [c.id, c.operand, c.operator, c.value]),
+      [[1, 'text', 'equals', ['paris']]],
+    );
     assert.equal(updated.revisionId, `${A.appId}_moderation-test_2`);
     assert.equal(updated.createdAt, created.createdAt);
     assert.ok(updated.updatedAt >= created.updatedAt);
@@ -390,11 +441,17 @@ describe('delete-rule', () => {
     assert.ok(!(await listRules(A)).data.some((r: any) => r.id === 'link_filter'));
     assert.equal(errorCode(await getRule(A, 'link_filter')), 'ERR_RULE_NOT_FOUND');
     assert.equal(errorCode(await call(A, '/moderation/rules/link_filter', { method: 'DELETE' })), 'ERR_RULE_NOT_FOUND');
-    assert.ok((await listRules(t.appB)).data.some((r: any) => r.id === 'link_filter'), 'another app keeps it');
+    assert.ok(
+      (await listRules(t.appB)).data.some((r: any) => r.id === 'link_filter'),
+      'another app keeps it',
+    );
     const own = await createRule(A, textRule('link_filter'));
     assert.equal(own.default, undefined);
     assert.equal(own.revisionId, `${A.appId}_link_filter_1`);
-    assert.deepEqual((await revisions(A, 'link_filter')).data.map((r: any) => r.revisionId), [own.revisionId]);
+    assert.deepEqual(
+      (await revisions(A, 'link_filter')).data.map((r: any) => r.revisionId),
+      [own.revisionId],
+    );
     await ok(await call(A, '/moderation/rules/link_filter', { method: 'DELETE' }));
     assert.equal(errorCode(await getRule(A, 'link_filter')), 'ERR_RULE_NOT_FOUND', 'the built-in stays deleted');
   });
@@ -416,7 +473,10 @@ describe('delete-rule', () => {
 describe('list-rule-revisions', () => {
   it('lists a built-in rule never changed as its one built-in revision', async () => {
     const result = await revisions(A, 'image-moderation');
-    assert.deepEqual(result.data.map((r: any) => [r.revisionId, r.active, r.default]), [[`${A.appId}_image-moderation_1`, true, true]]);
+    assert.deepEqual(
+      result.data.map((r: any) => [r.revisionId, r.active, r.default]),
+      [[`${A.appId}_image-moderation_1`, true, true]],
+    );
     assert.deepEqual(result.meta, { current: { limit: 50, count: 1 } });
   });
 
@@ -425,25 +485,47 @@ describe('list-rule-revisions', () => {
     await ok(await call(A, '/moderation/rules/moderation-test', { method: 'PUT', body: { conditions: [{ operand: 'text', category: 'word', operator: 'equals', value: 'paris' }] } }));
     await ok(await call(A, '/moderation/rules/moderation-test', { method: 'PUT', body: { enabled: false } }));
     const result = await revisions(A, 'moderation-test');
-    assert.deepEqual(result.data.map((r: any) => [r.revisionId.split('_').pop(), r.active, r.enabled]), [['3', true, false], ['2', false, true], ['1', false, true]]);
+    assert.deepEqual(
+      result.data.map((r: any) => [r.revisionId.split('_').pop(), r.active, r.enabled]),
+      [
+        ['3', true, false],
+        ['2', false, true],
+        ['1', false, true],
+      ],
+    );
     assert.deepEqual(result.data[2].conditions, created.conditions, 'a revision is the rule as it was');
     assert.equal(result.data[1].conditions[0].operand, 'text');
     const page = await revisions(A, 'moderation-test', { limit: '2', page: '2' });
-    assert.deepEqual(page.data.map((r: any) => r.revisionId.split('_').pop()), ['1']);
+    assert.deepEqual(
+      page.data.map((r: any) => r.revisionId.split('_').pop()),
+      ['1'],
+    );
   });
 
   it('lists a changed built-in rule’s revisions after the built-in one', async () => {
     await ok(await call(A, '/moderation/rules/video-moderation', { method: 'PUT', body: { enabled: true } }));
     await ok(await call(A, '/moderation/rules/video-moderation', { method: 'PUT', body: { action: 'dropMessage' } }));
     const all = await revisions(A, 'video-moderation');
-    assert.deepEqual(all.data.map((r: any) => [r.revisionId.split('_').pop(), r.active, r.enabled, r.action[0]]), [
-      ['3', true, true, 'dropMessage'],
-      ['2', false, true, 'blockMessage'],
-      ['1', false, false, 'blockMessage'],
-    ]);
-    for (const [limit, pageNo, expected] of [['2', '2', ['1']], ['1', '3', ['1']], ['3', '2', []], ['1', '4', []]] as const) {
+    assert.deepEqual(
+      all.data.map((r: any) => [r.revisionId.split('_').pop(), r.active, r.enabled, r.action[0]]),
+      [
+        ['3', true, true, 'dropMessage'],
+        ['2', false, true, 'blockMessage'],
+        ['1', false, false, 'blockMessage'],
+      ],
+    );
+    for (const [limit, pageNo, expected] of [
+      ['2', '2', ['1']],
+      ['1', '3', ['1']],
+      ['3', '2', []],
+      ['1', '4', []],
+    ] as const) {
       const page = await revisions(A, 'video-moderation', { limit, page: pageNo });
-      assert.deepEqual(page.data.map((r: any) => r.revisionId.split('_').pop()), expected, `limit ${limit} page ${pageNo}`);
+      assert.deepEqual(
+        page.data.map((r: any) => r.revisionId.split('_').pop()),
+        expected,
+        `limit ${limit} page ${pageNo}`,
+      );
     }
   });
 
@@ -473,7 +555,10 @@ describe('the moderation set-up and its version', () => {
     assert.equal(byId.get('email_filter')!.enabled, true);
     assert.equal(byId.get('email_filter')!.default, true);
     assert.equal(byId.get('email_filter')!.revision, 2);
-    assert.deepEqual(setup.lists.map((list) => list.id), ['profanity-list']);
+    assert.deepEqual(
+      setup.lists.map((list) => list.id),
+      ['profanity-list'],
+    );
   });
 
   it("moves only the changed app's version", async () => {
@@ -495,7 +580,10 @@ describe('tenant isolation', () => {
     assert.equal(errorCode(await call(B, `/moderation/rules/${rule.id}`, { method: 'PUT', body: { enabled: false } })), 'ERR_RULE_NOT_FOUND');
     assert.equal(errorCode(await call(B, `/moderation/rules/${rule.id}`, { method: 'DELETE' })), 'ERR_RULE_NOT_FOUND');
     const listed = (await listRules(B)).data;
-    assert.deepEqual(listed.map((r: any) => r.id), BUILTIN_IDS);
+    assert.deepEqual(
+      listed.map((r: any) => r.id),
+      BUILTIN_IDS,
+    );
     assert.ok(listed.every((r: any) => r.enabled === false && r.revisionId.startsWith(`${B.appId}_`)));
     assert.equal(await version(B), '0');
     assert.ok((await ok(await getRule(A, rule.id))).data, 'A still has it');

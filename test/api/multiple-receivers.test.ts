@@ -59,7 +59,10 @@ describe('send-message with multipleReceivers', () => {
       assert.equal(data.uids[carol!].success, false);
       assert.equal(data.uids[carol!].error.code, 'ERR_EXCEPTION');
       const stored = await t.call(t.appA, `/v3/users/${bob}/messages`, { onBehalfOf: alice! });
-      assert.deepEqual(body(stored).data.map((m: any) => m.id), [data.uids[bob!].data.id]);
+      assert.deepEqual(
+        body(stored).data.map((m: any) => m.id),
+        [data.uids[bob!].data.id],
+      );
       // When every receiver's send failed, nothing was stored: the failure is the answer.
       failing.add(bob!);
       const none = await send(alice, { receiverType: 'user', data: { text: 'to none' }, multipleReceivers: { uids: [bob, carol] } });

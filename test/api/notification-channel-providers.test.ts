@@ -31,8 +31,7 @@ const freshApp = (on = t) => on.services.apps.create({ appId: '', requestId: 'te
 const TWILIO = '/v3/notifications/sms/v1/providers/twilio';
 const SENDGRID = '/v3/notifications/email/v1/providers/sendgrid';
 const custom = (channel: string) => `/v3/notifications/${channel}/v1/providers/custom`;
-const send = (app: CreatedApp, url: string, method: CallOptions['method'] = 'GET', payload?: unknown, on = t) =>
-  on.call(app, url, { method, ...(payload !== undefined ? { body: payload } : {}) });
+const send = (app: CreatedApp, url: string, method: CallOptions['method'] = 'GET', payload?: unknown, on = t) => on.call(app, url, { method, ...(payload !== undefined ? { body: payload } : {}) });
 const ok = async (app: CreatedApp, url: string, method: CallOptions['method'] = 'GET', payload?: unknown, on = t) => {
   const response = await send(app, url, method, payload, on);
   assert.equal(response.statusCode, 200, `${method} ${url}: ${response.body}`);
@@ -130,8 +129,14 @@ describe("the vendor's examples", () => {
     const twilio = { twilioAccountSID: 'AC91e67951ff7e5e7be8122184e76ae0e6', twilioAuthToken: '71c2301435733997e83db7a3445bc57', twilioSenderPhoneNumber: '+13611364718', isEnabled: true };
     assert.equal((await ok(app, TWILIO, 'POST', twilio)).twilioAuthToken, `71c2${'*'.repeat(23)}bc57`);
     const sendGrid = {
-      sendGridApiKey: 'SG.9ipFP4b17yT-Fff2GGrH8FF0GqdkBohXAEI4GnTSj9Q=', sendGridTemplateID: 'd-8284bb9646a040499d5cfa28d272a094', sendGridUnsubscribeGroupID: '33832',
-      senderName: 'Emailer', senderEmail: 'noreply@em123.example.com', allowEmailReplies: true, senderEmailForReplies: 'reply@em123.example.com', isEnabled: true,
+      sendGridApiKey: 'SG.9ipFP4b17yT-Fff2GGrH8FF0GqdkBohXAEI4GnTSj9Q=',
+      sendGridTemplateID: 'd-8284bb9646a040499d5cfa28d272a094',
+      sendGridUnsubscribeGroupID: '33832',
+      senderName: 'Emailer',
+      senderEmail: 'noreply@em123.example.com',
+      allowEmailReplies: true,
+      senderEmailForReplies: 'reply@em123.example.com',
+      isEnabled: true,
     };
     assert.equal((await ok(app, SENDGRID, 'POST', sendGrid)).sendGridApiKey, `SG.9ip${'*'.repeat(37)}j9Q=`);
     const basic = { basicAuthUsername: 'user123', basicAuthPassword: 'pass123', useBasicAuth: true, isEnabled: true };
@@ -156,8 +161,13 @@ describe('SendGrid (notifications-email-*-sendgrid-details)', () => {
     assert.deepEqual(await ok(app, SENDGRID, 'PUT', { sendGridApiKey: masked }), updated, 'the masked key keeps the stored one');
     const delivery = (await t.services.channelProviders.forDelivery(ctxOf(app))).email.sendgrid;
     assert.deepEqual(delivery, {
-      apiKey: given.sendGridApiKey, templateId: given.sendGridTemplateID, unsubscribeGroupId: '33832', senderName: 'Parley Mailer',
-      senderEmail: given.senderEmail, allowEmailReplies: false, replyToEmail: undefined,
+      apiKey: given.sendGridApiKey,
+      templateId: given.sendGridTemplateID,
+      unsubscribeGroupId: '33832',
+      senderName: 'Parley Mailer',
+      senderEmail: given.senderEmail,
+      allowEmailReplies: false,
+      replyToEmail: undefined,
     });
     // A save without the optional fields takes their defaults.
     const { allowEmailReplies: _a, senderEmailForReplies: _r, ...required } = sendGridBody();
@@ -226,7 +236,11 @@ describe('custom providers (notifications-*-custom-provider), one per channel', 
     // forDelivery: the passwords and signing secrets opened, each channel's option.
     const delivery = await t.services.channelProviders.forDelivery(ctxOf(app));
     assert.deepEqual(delivery.sms.custom, {
-      channel: 'sms', url: given.sms.webhookURL, basicAuth: { username: 'user123', password: given.sms.basicAuthPassword }, onlyStoredContact: true, signingSecrets: [secrets.sms],
+      channel: 'sms',
+      url: given.sms.webhookURL,
+      basicAuth: { username: 'user123', password: given.sms.basicAuthPassword },
+      onlyStoredContact: true,
+      signingSecrets: [secrets.sms],
     });
     assert.equal(delivery.push.custom?.basicAuth?.password, given.push.basicAuthPassword);
     assert.equal(delivery.email.custom?.onlyStoredContact, false);
@@ -242,7 +256,12 @@ describe('custom providers (notifications-*-custom-provider), one per channel', 
     // POST replaces whole: the defaults (enabled, no basic auth, option off).
     // The signing secret is the provider's: a save that replaces it keeps it.
     assert.deepEqual(await ok(app, custom('email'), 'POST', { webhookURL: 'https://mail.example.com/hook' }), {
-      isEnabled: true, webhookURL: 'https://mail.example.com/hook', useBasicAuth: false, basicAuthUsername: '', basicAuthPassword: '', useStoredEmailID: false,
+      isEnabled: true,
+      webhookURL: 'https://mail.example.com/hook',
+      useBasicAuth: false,
+      basicAuthUsername: '',
+      basicAuthPassword: '',
+      useStoredEmailID: false,
       signingSecret: maskedSecret(secrets.email!),
     });
     assert.deepEqual((await t.services.channelProviders.forDelivery(ctxOf(app))).email.custom?.signingSecrets, [secrets.email]);
@@ -282,8 +301,16 @@ describe('custom providers (notifications-*-custom-provider), one per channel', 
   it('refuses http and private or loopback hosts unless the deployment allows them', async () => {
     const app = await freshApp(strict);
     for (const url of [
-      'http://hooks.example.com/x', 'https://127.0.0.1/x', 'https://10.1.2.3/x', 'https://192.168.0.10/x', 'https://169.254.169.254/x',
-      'https://[::1]/x', 'https://[::ffff:127.0.0.1]/x', 'https://localhost/x', 'https://intranet/x', 'https://2130706433/x',
+      'http://hooks.example.com/x',
+      'https://127.0.0.1/x',
+      'https://10.1.2.3/x',
+      'https://192.168.0.10/x',
+      'https://169.254.169.254/x',
+      'https://[::1]/x',
+      'https://[::ffff:127.0.0.1]/x',
+      'https://localhost/x',
+      'https://intranet/x',
+      'https://2130706433/x',
     ]) {
       expectError(await send(app, custom('push'), 'POST', { webhookURL: url }, strict), 400, 'ERR_BAD_REQUEST', 'webhookURL');
     }
@@ -348,7 +375,10 @@ describe('concurrent writes', () => {
     const app = await freshApp();
     const bodies = Array.from({ length: 6 }, () => twilioBody());
     const responses = await Promise.all(bodies.map((payload) => send(app, TWILIO, 'POST', payload)));
-    assert.deepEqual(responses.map((r) => r.statusCode), bodies.map(() => 200));
+    assert.deepEqual(
+      responses.map((r) => r.statusCode),
+      bodies.map(() => 200),
+    );
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from notification_twilio_providers where app_id = ${app.appId}`.execute(t.database.db);
     assert.equal(rows[0]!.n, 1);
     const stored = await ok(app, TWILIO);

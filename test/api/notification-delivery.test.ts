@@ -159,7 +159,11 @@ describe('push notifications', () => {
     const tz = await t.call(t.appA, '/v3/notifications/v1/preferences/timezone', { method: 'PATCH', query: { uid: bob! }, body: { timezone: zone } });
     assert.equal(tz.statusCode, 200, tz.body);
     // Today and tomorrow there (the test may run across its midnight).
-    const prefs = await t.call(t.appA, '/v3/notifications/v1/preferences', { method: 'PATCH', query: { uid: bob! }, body: { mutePreferences: { schedule: { [day(0)]: { dnd: true }, [day(1)]: { dnd: true } } } } });
+    const prefs = await t.call(t.appA, '/v3/notifications/v1/preferences', {
+      method: 'PATCH',
+      query: { uid: bob! },
+      body: { mutePreferences: { schedule: { [day(0)]: { dnd: true }, [day(1)]: { dnd: true } } } },
+    });
     assert.equal(prefs.statusCode, 200, prefs.body);
     const id = await send(t.appA, alice!, bob!, 'at night');
     await until(async () => (await logOf(t.appA, id)).length === 1, 'the log entry');
@@ -226,12 +230,29 @@ describe('push notifications', () => {
     const event = String(900_000_000 + Math.floor(Math.random() * 1_000_000));
     assert.deepEqual(await sends.claimMany([]), []);
     assert.deepEqual(
-      await sends.claimMany([{ appId: a, eventId: event, key: 'k1' }, { appId: b, eventId: event, key: 'k1' }, { appId: a, eventId: event, key: 'k1' }, { appId: a, eventId: event, key: 'k2' }]),
+      await sends.claimMany([
+        { appId: a, eventId: event, key: 'k1' },
+        { appId: b, eventId: event, key: 'k1' },
+        { appId: a, eventId: event, key: 'k1' },
+        { appId: a, eventId: event, key: 'k2' },
+      ]),
       [true, true, false, true],
     );
-    assert.deepEqual(await sends.claimMany([{ appId: a, eventId: event, key: 'k2' }, { appId: b, eventId: event, key: 'k2' }]), [false, true]);
+    assert.deepEqual(
+      await sends.claimMany([
+        { appId: a, eventId: event, key: 'k2' },
+        { appId: b, eventId: event, key: 'k2' },
+      ]),
+      [false, true],
+    );
     await sends.release(a, event, 'k1');
-    assert.deepEqual(await sends.claimMany([{ appId: a, eventId: event, key: 'k1' }, { appId: b, eventId: event, key: 'k1' }]), [true, false]);
+    assert.deepEqual(
+      await sends.claimMany([
+        { appId: a, eventId: event, key: 'k1' },
+        { appId: b, eventId: event, key: 'k1' },
+      ]),
+      [true, false],
+    );
   });
 
   it('drops what a channel still owes when its last provider goes: adding one back sends no old notification', async () => {
@@ -244,8 +265,18 @@ describe('push notifications', () => {
       const [alice, bob] = await newUids(t, app, 2);
       const old = await send(app, alice!, bob!, 'while the provider fails');
       const db = t.database.db;
-      const pending = async () => Number((await db.selectFrom('event_deliveries').select(db.fn.countAll().as('n'))
-        .where('app_id', '=', app.appId).where('consumer', '=', 'notifications').where('status', '=', 'pending').executeTakeFirstOrThrow()).n);
+      const pending = async () =>
+        Number(
+          (
+            await db
+              .selectFrom('event_deliveries')
+              .select(db.fn.countAll().as('n'))
+              .where('app_id', '=', app.appId)
+              .where('consumer', '=', 'notifications')
+              .where('status', '=', 'pending')
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       const lanes = async () => (await db.selectFrom('event_lanes').select('lane').where('app_id', '=', app.appId).where('consumer', '=', 'notifications').execute()).length;
       await receiver.waitFor((r) => r.length >= 2);
       assert.equal(await pending(), 1, 'retried, still pending');
@@ -265,8 +296,20 @@ describe('push notifications', () => {
 
   it("keeps the notifications' deliveries, sends and log only as long as the events", async () => {
     const db = t.database.db;
-    const count = async (table: 'notification_logs' | 'notification_sends') => Number((await db.selectFrom(table).select(db.fn.countAll().as('n')).where('app_id', '=', t.appA.appId).executeTakeFirstOrThrow()).n);
-    const settled = async () => Number((await db.selectFrom('event_deliveries').select(db.fn.countAll().as('n')).where('app_id', '=', t.appA.appId).where('consumer', '=', 'notifications').where('status', '<>', 'pending').executeTakeFirstOrThrow()).n);
+    const count = async (table: 'notification_logs' | 'notification_sends') =>
+      Number((await db.selectFrom(table).select(db.fn.countAll().as('n')).where('app_id', '=', t.appA.appId).executeTakeFirstOrThrow()).n);
+    const settled = async () =>
+      Number(
+        (
+          await db
+            .selectFrom('event_deliveries')
+            .select(db.fn.countAll().as('n'))
+            .where('app_id', '=', t.appA.appId)
+            .where('consumer', '=', 'notifications')
+            .where('status', '<>', 'pending')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     assert.ok((await count('notification_logs')) > 0 && (await count('notification_sends')) > 0 && (await settled()) > 0);
     // The service's own job, with a clock a retention ahead (7 days).
     const retention = new EventRetention({

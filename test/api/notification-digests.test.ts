@@ -53,8 +53,13 @@ async function ok(app: CreatedApp, url: string, method: 'POST' | 'PATCH' | 'PUT'
 }
 const withSendGrid = (app: CreatedApp) =>
   ok(app, '/v3/notifications/email/v1/providers/sendgrid', 'POST', {
-    sendGridApiKey: sendGrid.apiKey, sendGridTemplateID: TEMPLATE, sendGridUnsubscribeGroupID: '33832',
-    senderName: 'Parley Mail', senderEmail: 'noreply@mail.example.com', allowEmailReplies: true, senderEmailForReplies: 'reply@mail.example.com',
+    sendGridApiKey: sendGrid.apiKey,
+    sendGridTemplateID: TEMPLATE,
+    sendGridUnsubscribeGroupID: '33832',
+    senderName: 'Parley Mail',
+    senderEmail: 'noreply@mail.example.com',
+    allowEmailReplies: true,
+    senderEmailForReplies: 'reply@mail.example.com',
   });
 const withTwilio = (app: CreatedApp) =>
   ok(app, '/v3/notifications/sms/v1/providers/twilio', 'POST', { twilioAccountSID: twilio.accountSid, twilioAuthToken: twilio.authToken, twilioSenderPhoneNumber: FROM_NUMBER });
@@ -145,7 +150,10 @@ describe('e-mail digests through SendGrid', () => {
     assert.deepEqual(mail!.body.content, [{ type: 'text/plain', value: [`User ${alice}: hello bob`, `User ${alice}: are you there?`, `User ${alice}: call me`].join('\n') }]);
     const data = mail!.body.personalizations[0].dynamic_template_data;
     assert.equal(data.subject, mail!.body.subject);
-    assert.deepEqual(data.messages.map((m: any) => [m.sender.uid, m.message, String(m.messageObject.id)]), ids.map((id, n) => [alice, ['hello bob', 'are you there?', 'call me'][n], id]));
+    assert.deepEqual(
+      data.messages.map((m: any) => [m.sender.uid, m.message, String(m.messageObject.id)]),
+      ids.map((id, n) => [alice, ['hello bob', 'are you there?', 'call me'][n], id]),
+    );
     assert.equal(data.senderDetails.uid, alice);
     // The sender is not mailed; one log entry for the digest, named by its first message.
     assert.equal(mailsTo(emailOf(alice!)).length, 0);
@@ -225,7 +233,10 @@ describe('e-mail digests through SendGrid', () => {
     assert.equal((await round(alice!, 'two')).reason, 'QUOTA_PREFERENCE', 'one a day from this conversation');
     assert.equal((await round(carol!, 'three')).success, true, 'another conversation');
     assert.equal((await round(dave!, 'four')).reason, 'QUOTA_PREFERENCE', 'two a day in all');
-    assert.deepEqual(mailsTo(emailOf(bob!)).map((m) => m.body.content[0].value), [`User ${alice}: one`, `User ${carol}: three`]);
+    assert.deepEqual(
+      mailsTo(emailOf(bob!)).map((m) => m.body.content[0].value),
+      [`User ${alice}: one`, `User ${carol}: three`],
+    );
   });
 
   it('retries a mail SendGrid answered 503, and the recipient gets it once', async () => {
@@ -239,7 +250,11 @@ describe('e-mail digests through SendGrid', () => {
     await intervalEnds(app, 'email', 1, 60);
     await until(async () => (await logOf(app, { messageId: id })).some((e) => e.success === true), 'the delivered entry');
     await settled(app, 'email');
-    assert.deepEqual((await logOf(app, { messageId: id })).map((e) => e.success), [false, true], 'the refused send, then the retry');
+    assert.deepEqual(
+      (await logOf(app, { messageId: id })).map((e) => e.success),
+      [false, true],
+      'the refused send, then the retry',
+    );
     assert.equal(mailsTo(emailOf(bob!)).length, 1);
     // Delivered again (as after a process died between the send and its record): not mailed twice.
     await sql`update event_deliveries set status = 'pending' where app_id = ${app.appId} and consumer = 'notifications' and target = 'email'`.execute(t.database.db);
@@ -269,7 +284,11 @@ describe('a send that got no answer', () => {
     const [entry] = await logOf(app, { messageId: id });
     assert.equal(entry!.success, false);
     assert.match(String(entry!.error), /no answer/);
-    assert.deepEqual((await deliveries(app, 'email')).map((d) => d.status), ['delivered'], 'settled, not retried');
+    assert.deepEqual(
+      (await deliveries(app, 'email')).map((d) => d.status),
+      ['delivered'],
+      'settled, not retried',
+    );
     assert.equal(mailsTo(emailOf(bob!)).length, 0);
   });
 });
@@ -355,12 +374,18 @@ describe('custom e-mail and SMS providers', () => {
       assert.equal(got!.body.trigger, 'email-notification-payload-generated');
       assert.deepEqual(got!.body.data.to, { uid: bob, name: `User ${bob}` });
       assert.equal(got!.body.data.subject, `New messages from User ${alice}`);
-      assert.deepEqual(got!.body.data.messages.map((m: any) => [m.sender.uid, m.message]), [[alice, 'to the hook']]);
+      assert.deepEqual(
+        got!.body.data.messages.map((m: any) => [m.sender.uid, m.message]),
+        [[alice, 'to the hook']],
+      );
       assert.equal(got!.body.data.senderDetails.uid, alice);
       assert.equal(got!.headers.authorization, `Basic ${Buffer.from('parley:pw-123456').toString('base64')}`);
       assert.ok(verifySignature(String(got!.headers['x-parley-signature']), saved.signingSecret, got!.raw, Math.floor(Date.now() / 1000)), 'the signature verifies');
       const entries = await logOf(app, { messageId: id });
-      assert.deepEqual(entries.map((e) => [e.provider, e.notificationTriggered, e.reason ?? e.success]).sort(), [['custom', true, true], ['sendgrid', false, 'MISSING_EMAIL']]);
+      assert.deepEqual(entries.map((e) => [e.provider, e.notificationTriggered, e.reason ?? e.success]).sort(), [
+        ['custom', true, true],
+        ['sendgrid', false, 'MISSING_EMAIL'],
+      ]);
     } finally {
       await hook.close();
     }
@@ -378,7 +403,11 @@ describe('custom e-mail and SMS providers', () => {
       await send(app, alice!, bob!, 'sms one');
       // (Bob's delivery is made with or after the fan-out of the message to Carol.)
       await intervalEnds(app, 'sms', 1, 60);
-      assert.deepEqual((await deliveries(app, 'sms')).map((d) => d.item), [bob], 'Carol has no number');
+      assert.deepEqual(
+        (await deliveries(app, 'sms')).map((d) => d.item),
+        [bob],
+        'Carol has no number',
+      );
       const [got] = await hook.waitFor((r) => r.length >= 1);
       await settled(app, 'sms');
       assert.equal(got!.body.trigger, 'sms-notification-payload-generated');
@@ -402,7 +431,9 @@ describe('digests and the event queue', () => {
     await send(app, alice!, bob!, 'in the round');
     await until(async () => (await deliveries(app, 'email')).length === 1, 'the delivery');
     const [first] = await sql<{ id: string; event_id: string; lane: string }>`
-      select id::text, event_id::text, lane from event_deliveries where app_id = ${app.appId} and consumer = 'notifications' and target = 'email'`.execute(t.database.db).then((r) => r.rows);
+      select id::text, event_id::text, lane from event_deliveries where app_id = ${app.appId} and consumer = 'notifications' and target = 'email'`
+      .execute(t.database.db)
+      .then((r) => r.rows);
     const lane = first!.lane;
     // This test takes the lane as a round would (a claim under a lock it holds); a message arrives; the round ends.
     const lock = await t.database.holdLock(BigInt(Date.now()) * 1000n + 7n, silentLogger);

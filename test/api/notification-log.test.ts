@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { NotificationLogEntry } from '../../src/domain/notifications/log.js';
 import { NotificationLogRepository } from '../../src/repositories/notifications/notification-log.repository.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
-import { body, createTestApp, errorCode, uniqueId, type TestApp } from '../helpers/app.js';
+import { body, createTestApp, errorCode, type TestApp } from '../helpers/app.js';
 import { newApp } from '../helpers/tenant-data.js';
 
 let t: TestApp;
@@ -49,8 +49,7 @@ function entry(n: number, fields: Partial<Record<string, unknown>> = {}): Notifi
   return Object.assign(base, fields) as unknown as NotificationLogEntry;
 }
 
-const triggered = (n: number, success: boolean, fields: Partial<Record<string, unknown>> = {}) =>
-  entry(n, { notificationTriggered: true, reason: undefined, success, ...fields });
+const triggered = (n: number, success: boolean, fields: Partial<Record<string, unknown>> = {}) => entry(n, { notificationTriggered: true, reason: undefined, success, ...fields });
 
 async function page(app: CreatedApp, query: Record<string, string> = {}): Promise<{ data: any[]; meta: any }> {
   const response = await t.call(app, LOGS, { query });
@@ -107,19 +106,43 @@ describe('notifications-logs: the entries the engine recorded', () => {
   it('leaves out what an entry does not have; an empty log is an empty page', async () => {
     const app = await newApp(t, 'Log sparse');
     assert.deepEqual(await page(app), { data: [], meta: { current: { limit: 20, count: 0 } } });
-    const sparse = { processingStartedAtMS: T0, processingEndedAtMS: T0 + 1, channel: 'email', trigger: 'after_group_joined', messageSentAtMS: T0, notificationTriggered: false, reason: 'MISSING_EMAIL' } as const;
+    const sparse = {
+      processingStartedAtMS: T0,
+      processingEndedAtMS: T0 + 1,
+      channel: 'email',
+      trigger: 'after_group_joined',
+      messageSentAtMS: T0,
+      notificationTriggered: false,
+      reason: 'MISSING_EMAIL',
+    } as const;
     await log.record(app.appId, [sparse]);
     const [only] = (await page(app)).data;
-    assert.deepEqual(Object.keys(only).sort(), ['_id', 'channel', 'component', 'messageSentAtMS', 'notificationTriggered', 'processingEndedAtMS', 'processingStartedAtMS', 'reason', 'totalProcessingTimeInMS', 'trigger'].sort());
+    assert.deepEqual(
+      Object.keys(only).sort(),
+      ['_id', 'channel', 'component', 'messageSentAtMS', 'notificationTriggered', 'processingEndedAtMS', 'processingStartedAtMS', 'reason', 'totalProcessingTimeInMS', 'trigger'].sort(),
+    );
   });
 
   it('records nothing for no entries, many in one statement, and refuses a statement of more than 1000', async () => {
     const app = await newApp(t, 'Log many');
     await log.record(app.appId, []);
-    await log.record(app.appId, Array.from({ length: 250 }, (_, n) => entry(n)));
+    await log.record(
+      app.appId,
+      Array.from({ length: 250 }, (_, n) => entry(n)),
+    );
     const { data } = await page(app, { limit: '100', affix: 'append' });
-    assert.deepEqual(data.map((e) => e.messageId), Array.from({ length: 100 }, (_, n) => 3000 + n), 'in the order given');
-    await assert.rejects(log.record(app.appId, Array.from({ length: 1001 }, (_, n) => entry(n))), /at most 1000/);
+    assert.deepEqual(
+      data.map((e) => e.messageId),
+      Array.from({ length: 100 }, (_, n) => 3000 + n),
+      'in the order given',
+    );
+    await assert.rejects(
+      log.record(
+        app.appId,
+        Array.from({ length: 1001 }, (_, n) => entry(n)),
+      ),
+      /at most 1000/,
+    );
   });
 
   it('keeps an entry consistent: a reason only when not triggered, success only when triggered', async () => {
@@ -141,7 +164,16 @@ describe('notifications-logs: filters', () => {
     await log.record(app.appId, [
       entry(0),
       entry(1, { reason: 'DND_PREFERENCE', channel: 'push', provider: 'fcm', tokenType: 'fcm_android' }),
-      triggered(2, true, { trigger: 'after_message', reactionId: undefined, reactionSender: undefined, reactionReceiver: undefined, sender: 'alice', receiver: 'bob', receiverType: 'user', member: undefined }),
+      triggered(2, true, {
+        trigger: 'after_message',
+        reactionId: undefined,
+        reactionSender: undefined,
+        reactionReceiver: undefined,
+        sender: 'alice',
+        receiver: 'bob',
+        receiverType: 'user',
+        member: undefined,
+      }),
       triggered(3, false, { trigger: 'after_message', messageType: 'image', channel: 'email', provider: 'sendgrid', tokenType: undefined, pushToken: undefined }),
       entry(4, { messageCategory: 'custom', messageType: 'poll', trigger: 'message_edited', reason: 'MESSAGE_ACTIONS_PREFERENCE', channel: 'sms', provider: 'twilio', member: 'carol' }),
       triggered(5, true, { trigger: 'after_group_members_added', channel: 'push', provider: 'custom', reactionSender: 'dave', reactionReceiver: 'erin', messageId: '3002' }),
@@ -246,7 +278,10 @@ describe('notifications-logs: paging', () => {
   let ids: string[];
   before(async () => {
     app = await newApp(t, 'Log paging');
-    await log.record(app.appId, Array.from({ length: 45 }, (_, n) => entry(n, n % 3 === 0 ? { channel: 'email' } : {})));
+    await log.record(
+      app.appId,
+      Array.from({ length: 45 }, (_, n) => entry(n, n % 3 === 0 ? { channel: 'email' } : {})),
+    );
     ids = idsOf((await page(app, { limit: '100', affix: 'append' })).data);
     assert.equal(ids.length, 45);
   });
@@ -286,7 +321,7 @@ describe('notifications-logs: paging', () => {
 });
 
 describe('notifications-logs: isolation and access', () => {
-  it("shows an app its own entries only, whatever the filters or logId name", async () => {
+  it('shows an app its own entries only, whatever the filters or logId name', async () => {
     const a = await newApp(t, 'Log A');
     const b = await newApp(t, 'Log B');
     await log.record(a.appId, [entry(7, { payload: { secret: 'only-a' } })]);
@@ -312,7 +347,10 @@ describe('the log’s retention: deleteOlderThan', () => {
   it("deletes an app's entries recorded before the cutoff, oldest first, a batch at a time", async () => {
     const app = await newApp(t, 'Log retention');
     const other = await newApp(t, 'Log retention, other app');
-    await log.record(app.appId, Array.from({ length: 5 }, (_, n) => entry(n)));
+    await log.record(
+      app.appId,
+      Array.from({ length: 5 }, (_, n) => entry(n)),
+    );
     await log.record(other.appId, [entry(0)]);
     await sleep(20);
     const cutoff = new Date();
@@ -320,10 +358,16 @@ describe('the log’s retention: deleteOlderThan', () => {
     await log.record(app.appId, [entry(10), entry(11)]);
     assert.equal(await log.deleteOlderThan(app.appId, new Date(cutoff.getTime() - 60_000), 100), 0, 'nothing that old');
     assert.equal(await log.deleteOlderThan(app.appId, cutoff, 3), 3);
-    assert.deepEqual((await page(app)).data.map((e) => e.messageId), [3003, 3004, 3010, 3011]);
+    assert.deepEqual(
+      (await page(app)).data.map((e) => e.messageId),
+      [3003, 3004, 3010, 3011],
+    );
     assert.equal(await log.deleteOlderThan(app.appId, cutoff, 3), 2);
     assert.equal(await log.deleteOlderThan(app.appId, cutoff, 3), 0);
-    assert.deepEqual((await page(app)).data.map((e) => e.messageId), [3010, 3011]);
+    assert.deepEqual(
+      (await page(app)).data.map((e) => e.messageId),
+      [3010, 3011],
+    );
     assert.equal((await page(other)).data.length, 1, "another app's entries stay");
     const apps = await log.appsWithEntries();
     assert.ok(apps.includes(app.appId) && apps.includes(other.appId));

@@ -144,10 +144,7 @@ describe('notifications-push-update-preferences', () => {
     const responses = await Promise.all(changes.map((payload) => call(app, PREFS, uid, { method: 'PATCH', body: payload })));
     for (const response of responses) assert.equal(response.statusCode, 200, response.body);
     const { preferences } = await ok(app, PREFS, uid);
-    assert.deepEqual(
-      [preferences.group.messagesSetting, preferences.group.repliesSetting, preferences.oneOnOne.reactionsSetting, preferences.mute.dndPreferenceSetting],
-      [3, 1, 3, 2],
-    );
+    assert.deepEqual([preferences.group.messagesSetting, preferences.group.repliesSetting, preferences.oneOnOne.reactionsSetting, preferences.mute.dndPreferenceSetting], [3, 1, 3, 2]);
     assert.deepEqual(preferences.mute.schedulePreferenceSetting.monday, { from: 700, to: 2100, dnd: false });
   });
 
@@ -187,8 +184,17 @@ describe('notifications-push-reset-preferences', () => {
     const schedule = defaultNotificationSettings().preferences.mute.schedulePreferenceSetting;
     assert.deepEqual(data, {
       groupPreferences: {
-        groupMessages: 2, groupReplies: 2, groupQuotedReplies: 2, groupReactions: 2, groupMemberLeft: 2, groupMemberAdded: 1, groupMemberJoined: 1,
-        groupMemberKicked: 1, groupMemberBanned: 1, groupMemberUnbanned: 1, groupMemberScopeChanged: 1,
+        groupMessages: 2,
+        groupReplies: 2,
+        groupQuotedReplies: 2,
+        groupReactions: 2,
+        groupMemberLeft: 2,
+        groupMemberAdded: 1,
+        groupMemberJoined: 1,
+        groupMemberKicked: 1,
+        groupMemberBanned: 1,
+        groupMemberUnbanned: 1,
+        groupMemberScopeChanged: 1,
       },
       oneOnOnePreferences: { oneOnOneMessages: 2, oneOnOneReplies: 2, oneOnOneQuotedReplies: 2, oneOnOneReactions: 2 },
       mutePreferences: { dnd: 1, schedule },
@@ -216,15 +222,55 @@ describe('muted conversations', () => {
     const [uid, bob] = [await uidOf(app), await uidOf(app)];
     const group = (await newGroup(t, app)).guid as string;
     const until = Date.now() + 3_600_000;
-    assert.deepEqual(body(await call(app, MUTE, uid, { method: 'PUT', body: { conversations: [{ id: bob.toUpperCase(), type: 'oneOnOne', until }, { id: group, type: 'group' }] } })), { data: { success: true } });
+    assert.deepEqual(
+      body(
+        await call(app, MUTE, uid, {
+          method: 'PUT',
+          body: {
+            conversations: [
+              { id: bob.toUpperCase(), type: 'oneOnOne', until },
+              { id: group, type: 'group' },
+            ],
+          },
+        }),
+      ),
+      { data: { success: true } },
+    );
     const listed = await ok(app, MUTE, uid);
-    assert.deepEqual(listed.mutedConversations, [{ id: group, type: 'group' }, { id: bob, type: 'oneOnOne', until }]);
+    assert.deepEqual(listed.mutedConversations, [
+      { id: group, type: 'group' },
+      { id: bob, type: 'oneOnOne', until },
+    ]);
     // Muting again sets the new until (none: until unmuted); a repeat in one call: the last wins.
-    await ok(app, MUTE, uid, { method: 'PUT', body: { conversations: [{ id: bob, type: 'oneOnOne', until: until + 1 }, { id: bob, type: 'oneOnOne' }] } });
-    assert.deepEqual((await ok(app, MUTE, uid)).mutedConversations, [{ id: group, type: 'group' }, { id: bob, type: 'oneOnOne' }]);
+    await ok(app, MUTE, uid, {
+      method: 'PUT',
+      body: {
+        conversations: [
+          { id: bob, type: 'oneOnOne', until: until + 1 },
+          { id: bob, type: 'oneOnOne' },
+        ],
+      },
+    });
+    assert.deepEqual((await ok(app, MUTE, uid)).mutedConversations, [
+      { id: group, type: 'group' },
+      { id: bob, type: 'oneOnOne' },
+    ]);
     // Another user's mutes are theirs.
     assert.deepEqual((await ok(app, MUTE, bob)).mutedConversations, []);
-    assert.deepEqual(body(await call(app, MUTE, uid, { method: 'DELETE', body: { conversations: [{ id: group, type: 'group' }, { id: 'never-muted', type: 'group' }] } })), { data: { success: true } });
+    assert.deepEqual(
+      body(
+        await call(app, MUTE, uid, {
+          method: 'DELETE',
+          body: {
+            conversations: [
+              { id: group, type: 'group' },
+              { id: 'never-muted', type: 'group' },
+            ],
+          },
+        }),
+      ),
+      { data: { success: true } },
+    );
     assert.deepEqual((await ok(app, MUTE, uid)).mutedConversations, [{ id: bob, type: 'oneOnOne' }]);
     // A 1:1 with a user named like the group is not the group's conversation.
     await ok(app, MUTE, uid, { method: 'DELETE', body: { conversations: [{ id: bob, type: 'group' }] } });
@@ -247,8 +293,22 @@ describe('muted conversations', () => {
     const foreignUser = await uidOf(otherApp);
     const foreignGroup = (await newGroup(t, otherApp)).guid as string;
     const mute = (conversations: unknown[]) => call(app, MUTE, uid, { method: 'PUT', body: { conversations } });
-    expectError(await mute([{ id: group, type: 'group' }, { id: 'no-such-user', type: 'oneOnOne' }]), 404, 'ERR_UID_NOT_FOUND');
-    expectError(await mute([{ id: bob, type: 'oneOnOne' }, { id: 'no-such-group', type: 'group' }]), 404, 'ERR_GUID_NOT_FOUND');
+    expectError(
+      await mute([
+        { id: group, type: 'group' },
+        { id: 'no-such-user', type: 'oneOnOne' },
+      ]),
+      404,
+      'ERR_UID_NOT_FOUND',
+    );
+    expectError(
+      await mute([
+        { id: bob, type: 'oneOnOne' },
+        { id: 'no-such-group', type: 'group' },
+      ]),
+      404,
+      'ERR_GUID_NOT_FOUND',
+    );
     expectError(await mute([{ id: foreignUser, type: 'oneOnOne' }]), 404, 'ERR_UID_NOT_FOUND');
     expectError(await mute([{ id: foreignGroup, type: 'group' }]), 404, 'ERR_GUID_NOT_FOUND');
     expectError(await mute([{ id: group, type: 'oneOnOne' }]), 404, 'ERR_UID_NOT_FOUND');
@@ -285,7 +345,16 @@ describe('muted conversations', () => {
     const app = await freshApp();
     const [uid, bob, carol] = [await uidOf(app), await uidOf(app), await uidOf(app)];
     const group = (await newGroup(t, app)).guid as string;
-    await ok(app, MUTE, uid, { method: 'PUT', body: { conversations: [{ id: group, type: 'group' }, { id: bob, type: 'oneOnOne' }, { id: carol, type: 'oneOnOne' }] } });
+    await ok(app, MUTE, uid, {
+      method: 'PUT',
+      body: {
+        conversations: [
+          { id: group, type: 'group' },
+          { id: bob, type: 'oneOnOne' },
+          { id: carol, type: 'oneOnOne' },
+        ],
+      },
+    });
     await ok(app, MUTE, carol, { method: 'PUT', body: { conversations: [{ id: uid, type: 'oneOnOne' }] } });
     assert.equal((await t.call(app, `/v3/groups/${group}`, { method: 'DELETE' })).statusCode, 200);
     assert.equal((await t.call(app, `/v3/users/${bob}`, { method: 'DELETE', body: { permanent: true } })).statusCode, 200);
@@ -370,8 +439,16 @@ describe('isolation between apps', () => {
     await ok(a, MUTE, uid, { method: 'PUT', body: { conversations: [{ id: bob, type: 'oneOnOne' }] } });
     // B without the user: not found, everywhere.
     for (const [url, method, payload] of [
-      [PREFS, 'GET'], [PREFS, 'PATCH', {}], [PREFS, 'DELETE'], [MUTE, 'GET'], [MUTE, 'PUT', { conversations: [{ id: bob, type: 'oneOnOne' }] }],
-      [MUTE, 'DELETE', { conversations: [{ id: bob, type: 'oneOnOne' }] }], [TZ, 'GET'], [TZ, 'PATCH', { timezone: 'UTC' }], [CONTACT, 'GET'], [CONTACT, 'DELETE'],
+      [PREFS, 'GET'],
+      [PREFS, 'PATCH', {}],
+      [PREFS, 'DELETE'],
+      [MUTE, 'GET'],
+      [MUTE, 'PUT', { conversations: [{ id: bob, type: 'oneOnOne' }] }],
+      [MUTE, 'DELETE', { conversations: [{ id: bob, type: 'oneOnOne' }] }],
+      [TZ, 'GET'],
+      [TZ, 'PATCH', { timezone: 'UTC' }],
+      [CONTACT, 'GET'],
+      [CONTACT, 'DELETE'],
     ] as Array<[string, 'GET', unknown?]>) {
       expectError(await call(b, url, uid, { method, ...(payload ? { body: payload } : {}) }), 404, 'ERR_UID_NOT_FOUND');
     }
@@ -415,7 +492,15 @@ describe('the delivery engine’s read', () => {
     await ok(app, TZ, ann, { method: 'PATCH', body: { timezone: 'Asia/Tokyo' } });
     await ok(app, CONTACT, ann, { method: 'PATCH', body: { email: 'ann@example.com', phno: '+14155550123' } });
     await ok(app, MUTE, ann, { method: 'PUT', body: { conversations: [{ id: group, type: 'group' }] } });
-    await ok(app, MUTE, ben, { method: 'PUT', body: { conversations: [{ id: other, type: 'group' }, { id: group, type: 'group', until: Date.now() + 60_000 }] } });
+    await ok(app, MUTE, ben, {
+      method: 'PUT',
+      body: {
+        conversations: [
+          { id: other, type: 'group' },
+          { id: group, type: 'group', until: Date.now() + 60_000 },
+        ],
+      },
+    });
     await ok(app, MUTE, cat, { method: 'PUT', body: { conversations: [{ id: group, type: 'group', until: Date.now() + 60_000 }] } });
     await sql`update notification_mutes set until = now() - interval '1 second' where app_id = ${app.appId} and uid = ${cat}`.execute(t.database.db);
     assert.equal((await t.call(app, `/v3/users/${dan}`, { method: 'DELETE' })).statusCode, 200);
@@ -434,19 +519,35 @@ describe('the delivery engine’s read', () => {
     // 1:1: the mute of the other user.
     await ok(app, MUTE, ben, { method: 'PUT', body: { conversations: [{ id: ann, type: 'oneOnOne' }] } });
     const direct = await new UserPreferencesRepository(t.database.db).recipients(app.appId, [ben, cat], { type: 'oneOnOne', id: ann }, new Date());
-    assert.deepEqual(direct.map((row) => [row.uid, row.muted]).sort(), [[ben, true], [cat, false]].sort());
+    assert.deepEqual(
+      direct.map((row) => [row.uid, row.muted]).sort(),
+      [
+        [ben, true],
+        [cat, false],
+      ].sort(),
+    );
     // Many conversations in one statement (a round of deliveries): each row names its own.
     const counted = counting();
-    const many = await new UserPreferencesRepository(counted.db).recipientsIn(app.appId, [
-      { uid: ben, conversation: { type: 'oneOnOne', id: ann } },
-      { uid: ben, conversation: { type: 'group', id: other } },
-      { uid: ann, conversation: { type: 'group', id: group } },
-      { uid: cat, conversation: { type: 'oneOnOne', id: ann } },
-    ], new Date());
+    const many = await new UserPreferencesRepository(counted.db).recipientsIn(
+      app.appId,
+      [
+        { uid: ben, conversation: { type: 'oneOnOne', id: ann } },
+        { uid: ben, conversation: { type: 'group', id: other } },
+        { uid: ann, conversation: { type: 'group', id: group } },
+        { uid: cat, conversation: { type: 'oneOnOne', id: ann } },
+      ],
+      new Date(),
+    );
     assert.equal(counted.statements(), 1);
-    assert.deepEqual(many.map((row) => [row.uid, row.conversation.type, row.conversation.id, row.muted]).sort(), [
-      [ben, 'oneOnOne', ann, true], [ben, 'group', other, true], [ann, 'group', group, true], [cat, 'oneOnOne', ann, false],
-    ].sort());
+    assert.deepEqual(
+      many.map((row) => [row.uid, row.conversation.type, row.conversation.id, row.muted]).sort(),
+      [
+        [ben, 'oneOnOne', ann, true],
+        [ben, 'group', other, true],
+        [ann, 'group', group, true],
+        [cat, 'oneOnOne', ann, false],
+      ].sort(),
+    );
   });
 
   it('answers what applies to each recipient (PreferencesService.recipients)', async () => {
@@ -472,7 +573,9 @@ describe('a user deleted permanently', () => {
     await ok(app, MUTE, uid, { method: 'PUT', body: { conversations: [{ id: bob, type: 'oneOnOne' }] } });
     assert.equal((await t.call(app, `/v3/users/${uid}`, { method: 'DELETE', body: { permanent: true } })).statusCode, 200);
     const { rows } = await sql<{ n: string }>`
-      select ((select count(*) from notification_user_preferences where app_id = ${app.appId}) + (select count(*) from notification_mutes where app_id = ${app.appId}))::text as n`.execute(t.database.db);
+      select ((select count(*) from notification_user_preferences where app_id = ${app.appId}) + (select count(*) from notification_mutes where app_id = ${app.appId}))::text as n`.execute(
+      t.database.db,
+    );
     assert.equal(rows[0]!.n, '0');
     // Made again, the uid starts with nothing.
     await newUser(t, app, { uid });

@@ -20,7 +20,11 @@ const pkcs8 = (key: crypto.KeyObject) => key.export({ type: 'pkcs8', format: 'pe
 const rsaKey = (bits = 2048) => crypto.generateKeyPairSync('rsa', { modulusLength: bits }).privateKey;
 const ecKey = (curve = 'prime256v1') => crypto.generateKeyPairSync('ec', { namedCurve: curve }).privateKey;
 /** A PEM's base64 body, as one string: what must never be found in an answer or a table. */
-const pemBody = (pem: string) => pem.split('\n').filter((line) => line && !line.startsWith('-----')).join('');
+const pemBody = (pem: string) =>
+  pem
+    .split('\n')
+    .filter((line) => line && !line.startsWith('-----'))
+    .join('');
 
 /**
  * The PEM with one base64 character of line `index` changed: a key no longer whole (line 2 of an
@@ -267,7 +271,17 @@ describe('APNs providers', () => {
     assert.equal(added.success, true);
     const [prod] = added.pushProviders;
     assert.deepEqual(Object.keys(prod).sort(), [
-      'bundleId', 'createdAt', 'includeContentAvailable', 'includeMutableContent', 'isDefault', 'keyId', 'p8KeyFilename', 'productionMode', 'providerId', 'teamId', 'updatedAt',
+      'bundleId',
+      'createdAt',
+      'includeContentAvailable',
+      'includeMutableContent',
+      'isDefault',
+      'keyId',
+      'p8KeyFilename',
+      'productionMode',
+      'providerId',
+      'teamId',
+      'updatedAt',
     ]);
     assert.deepEqual(
       [prod.providerId, prod.isDefault, prod.keyId, prod.teamId, prod.bundleId, prod.p8KeyFilename, prod.includeContentAvailable, prod.includeMutableContent, prod.productionMode],
@@ -433,7 +447,13 @@ describe('forDelivery', () => {
     await ok(app, 'POST', APNS, apnsBody('ios', { productionMode: true, includeContentAvailable: true }));
     const delivery = await t.services.pushProviders.forDelivery(ctxOf(app));
     assert.deepEqual(delivery.unopened, []);
-    assert.deepEqual(delivery.fcm.map((p) => [p.kind, p.providerId, p.isDefault]), [['fcm', 'web', false], ['fcm', 'android', true]]);
+    assert.deepEqual(
+      delivery.fcm.map((p) => [p.kind, p.providerId, p.isDefault]),
+      [
+        ['fcm', 'web', false],
+        ['fcm', 'android', true],
+      ],
+    );
     const [web, android] = delivery.fcm as [(typeof delivery.fcm)[number], (typeof delivery.fcm)[number]];
     assert.deepEqual(web.serviceAccount, serviceAccount({ private_key_id: web.serviceAccount.private_key_id }));
     assert.equal(android.serviceAccount.private_key, RSA_PEM[1]);
@@ -444,7 +464,18 @@ describe('forDelivery', () => {
     const [ios] = delivery.apns;
     assert.deepEqual(
       { ...ios!, p8Key: '' },
-      { kind: 'apns', providerId: 'ios', isDefault: true, keyId: 'ABC123DEFG', teamId: 'TEAM456789', bundleId: 'com.example.parley', p8Key: '', productionMode: true, includeContentAvailable: true, includeMutableContent: false },
+      {
+        kind: 'apns',
+        providerId: 'ios',
+        isDefault: true,
+        keyId: 'ABC123DEFG',
+        teamId: 'TEAM456789',
+        bundleId: 'com.example.parley',
+        p8Key: '',
+        productionMode: true,
+        includeContentAvailable: true,
+        includeMutableContent: false,
+      },
     );
     const es256 = crypto.sign('sha256', data, { key: ios!.p8Key, dsaEncoding: 'ieee-p1363' });
     assert.ok(crypto.verify('sha256', data, { key: crypto.createPublicKey(P8[0]!), dsaEncoding: 'ieee-p1363' }, es256));
@@ -469,9 +500,15 @@ describe('forDelivery', () => {
     await db.updateTable('notification_apns_providers').set({ p8_key_sealed: bApns.p8_key_sealed }).where('app_id', '=', a.appId).where('provider_id', '=', 'moved').execute();
     await db.updateTable('notification_fcm_providers').set({ service_account_sealed: bFcm.service_account_sealed }).where('app_id', '=', a.appId).execute();
     const delivery = await t.services.pushProviders.forDelivery(ctxOf(a));
-    assert.deepEqual(delivery.apns.map((p) => p.providerId), ['kept']);
+    assert.deepEqual(
+      delivery.apns.map((p) => p.providerId),
+      ['kept'],
+    );
     assert.deepEqual(delivery.fcm, []);
-    assert.deepEqual(delivery.unopened, [{ kind: 'fcm', providerId: 'moved' }, { kind: 'apns', providerId: 'moved' }]);
+    assert.deepEqual(delivery.unopened, [
+      { kind: 'fcm', providerId: 'moved' },
+      { kind: 'apns', providerId: 'moved' },
+    ]);
     // The lists do not open secrets: they still answer.
     assert.equal((await ok(a, 'GET', APNS)).pushProviders.length, 2);
   });

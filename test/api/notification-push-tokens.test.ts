@@ -49,8 +49,7 @@ const expectError = (response: { statusCode: number; body: string }, status: num
 };
 
 /** The rows of the table for these tokens, read directly. */
-const rowsOf = (app: CreatedApp, tokens: string[]) =>
-  t.database.db.selectFrom('notification_push_tokens').selectAll().where('app_id', '=', app.appId).where('token', 'in', tokens).execute();
+const rowsOf = (app: CreatedApp, tokens: string[]) => t.database.db.selectFrom('notification_push_tokens').selectAll().where('app_id', '=', app.appId).where('token', 'in', tokens).execute();
 
 describe('notifications-push-register-token', () => {
   it("registers a token for the auth token's user; the listing shows it in the vendor's shape", async () => {
@@ -111,7 +110,12 @@ describe('notifications-push-register-token', () => {
     ];
     for (const [payload, field] of cases) expectError(await register(payload), 400, 'ERR_BAD_REQUEST', field);
     expectError(await register({ ...base, fcmToken: 'bad\u0000token' }), 400, 'ERR_BAD_REQUEST');
-    const raw = await t.app.inject({ method: 'POST', url: TOKENS, headers: { host: `${t.appA.appId}.api-us.parley.test`, apikey: t.appA.apiKey, 'content-type': 'application/json' }, payload: '{"authToken":' });
+    const raw = await t.app.inject({
+      method: 'POST',
+      url: TOKENS,
+      headers: { host: `${t.appA.appId}.api-us.parley.test`, apikey: t.appA.apiKey, 'content-type': 'application/json' },
+      payload: '{"authToken":',
+    });
     expectError(raw, 400, 'ERR_BAD_REQUEST');
     assert.deepEqual(await list(session.authToken), []);
   });
@@ -189,7 +193,11 @@ describe('notifications-push-register-token', () => {
     const rows = await rowsOf(t.appA, [token]);
     assert.equal(rows.length, 1);
     const holders = await Promise.all(sessions.map(async (session) => (await list(session.authToken)).length));
-    assert.equal(holders.reduce((a, b) => a + b, 0), 1, 'listed by exactly one user');
+    assert.equal(
+      holders.reduce((a, b) => a + b, 0),
+      1,
+      'listed by exactly one user',
+    );
     // And one auth token racing itself.
     const one = sessions[0]!;
     const same = uniqueId('race');
@@ -219,10 +227,19 @@ describe('notifications-push-list-tokens', () => {
     const a = await registered(first.authToken);
     await new Promise((resolve) => setTimeout(resolve, 2));
     const b = await registered(second.authToken, { platform: 'apns_ios_voip', voipToken: uniqueId('voip') });
-    assert.deepEqual((await list(first.authToken)).map((e) => e.pushToken), [a]);
-    assert.deepEqual((await list(first.authToken, false)).map((e) => e.pushToken), [a]);
+    assert.deepEqual(
+      (await list(first.authToken)).map((e) => e.pushToken),
+      [a],
+    );
+    assert.deepEqual(
+      (await list(first.authToken, false)).map((e) => e.pushToken),
+      [a],
+    );
     const all = await list(first.authToken, true);
-    assert.deepEqual(all.map((e) => e.pushToken), [b, a]);
+    assert.deepEqual(
+      all.map((e) => e.pushToken),
+      [b, a],
+    );
     assert.equal(all[1].authToken, first.authToken);
     assert.ok(all[0].authToken.includes('*') && all[0].authToken !== second.authToken, 'the other auth token, masked');
     assert.ok(all[0].authToken.startsWith(`${first.uid}_`));
@@ -249,19 +266,30 @@ describe('notifications-push-unregister-tokens', () => {
     const a2 = await registered(first.authToken, { platform: 'apns_ios_device', deviceToken: uniqueId('dev') });
     const b1 = await registered(second.authToken);
     const other = await registered(bystander.authToken);
-    const unregister = (authToken: string, all?: boolean) =>
-      t.call(t.appA, TOKENS, { method: 'DELETE', body: { authToken }, ...(all === undefined ? {} : { query: { all: String(all) } }) });
+    const unregister = (authToken: string, all?: boolean) => t.call(t.appA, TOKENS, { method: 'DELETE', body: { authToken }, ...(all === undefined ? {} : { query: { all: String(all) } }) });
     const firstAnswer = await unregister(first.authToken);
     assert.equal(firstAnswer.statusCode, 200, firstAnswer.body);
-    assert.deepEqual(body(firstAnswer).data.pushTokens.map((e: any) => e.pushToken).sort(), [a1, a2].sort());
-    assert.deepEqual((await list(second.authToken, true)).map((e) => e.pushToken), [b1]);
+    assert.deepEqual(
+      body(firstAnswer)
+        .data.pushTokens.map((e: any) => e.pushToken)
+        .sort(),
+      [a1, a2].sort(),
+    );
+    assert.deepEqual(
+      (await list(second.authToken, true)).map((e) => e.pushToken),
+      [b1],
+    );
     const again = await unregister(first.authToken, false);
     assert.deepEqual(body(again).data.pushTokens, [], 'nothing left to delete');
     await registered(first.authToken, { fcmToken: a1 });
     const everything = body(await unregister(second.authToken, true)).data.pushTokens;
     assert.deepEqual(everything.map((e: any) => e.pushToken).sort(), [a1, b1].sort());
     assert.deepEqual(await list(first.authToken, true), []);
-    assert.deepEqual((await list(bystander.authToken)).map((e) => e.pushToken), [other], "another user's tokens stay");
+    assert.deepEqual(
+      (await list(bystander.authToken)).map((e) => e.pushToken),
+      [other],
+      "another user's tokens stay",
+    );
   });
 
   it('refuses a missing authToken, a bad all and an unknown auth token', async () => {
@@ -274,8 +302,7 @@ describe('notifications-push-unregister-tokens', () => {
 });
 
 describe('notifications-push-delete-token', () => {
-  const deleteToken = (token: string, authToken: string, app = t.appA) =>
-    t.call(app, `${TOKENS}/${encodeURIComponent(token)}`, { method: 'DELETE', body: { authToken } });
+  const deleteToken = (token: string, authToken: string, app = t.appA) => t.call(app, `${TOKENS}/${encodeURIComponent(token)}`, { method: 'DELETE', body: { authToken } });
 
   it("deletes one of the user's tokens, registered with any of their auth tokens, and answers it", async () => {
     const first = await newSession();
@@ -288,7 +315,10 @@ describe('notifications-push-delete-token', () => {
     assert.equal(rest.length, 0);
     assert.equal(deleted.pushToken, token);
     assert.ok(deleted.authToken.includes('*'), 'registered with the other auth token: masked');
-    assert.deepEqual((await list(first.authToken, true)).map((e) => e.pushToken), [kept]);
+    assert.deepEqual(
+      (await list(first.authToken, true)).map((e) => e.pushToken),
+      [kept],
+    );
     assert.deepEqual(body(await deleteToken(token, first.authToken)).data.pushTokens, [], 'gone already: nothing to delete');
   });
 
@@ -320,7 +350,10 @@ describe('push tokens go with their auth token', () => {
     const b = await registered(second.authToken);
     const deleted = await t.call(t.appA, `/v3/users/${first.uid}/auth_tokens/${first.authToken}`, { method: 'DELETE' });
     assert.equal(deleted.statusCode, 200, deleted.body);
-    assert.deepEqual((await rowsOf(t.appA, [a, b])).map((row) => row.token), [b]);
+    assert.deepEqual(
+      (await rowsOf(t.appA, [a, b])).map((row) => row.token),
+      [b],
+    );
     const flushed = await t.call(t.appA, `/v3/users/${first.uid}/auth_tokens`, { method: 'DELETE' });
     assert.equal(flushed.statusCode, 200, flushed.body);
     assert.deepEqual(await rowsOf(t.appA, [a, b]), []);
@@ -368,7 +401,11 @@ describe('the delivery engine’s reads: tokensOf and removeInvalid', () => {
     const targets = await t.services.pushTokens.tokensOf(ctxOf(t.appA), [u1.uid, u2.uid, u3.uid, inactive.uid, u1.uid, 'nobody']);
     assert.deepEqual([...targets.keys()].sort(), [u1.uid, u2.uid].sort());
     const mine = targets.get(u1.uid)!;
-    assert.deepEqual(mine.map((x) => x.token), [voip, fcm], 'most recently registered first');
+    assert.deepEqual(
+      mine.map((x) => x.token),
+      [voip, fcm],
+      'most recently registered first',
+    );
     assert.deepEqual(
       mine.map(({ platform, kind, tokenType, providerId }) => ({ platform, kind, tokenType, providerId })),
       [
@@ -377,7 +414,10 @@ describe('the delivery engine’s reads: tokensOf and removeInvalid', () => {
       ],
     );
     assert.ok(mine.every((x) => x.updatedAt instanceof Date));
-    assert.deepEqual(targets.get(u2.uid)!.map((x) => [x.token, x.kind, x.tokenType]), [[device, 'apns', 'chat']]);
+    assert.deepEqual(
+      targets.get(u2.uid)!.map((x) => [x.token, x.kind, x.tokenType]),
+      [[device, 'apns', 'chat']],
+    );
     assert.equal((await t.services.pushTokens.tokensOf(ctxOf(t.appB), [u1.uid, u2.uid])).size, 0, 'another app’s users have none');
     assert.equal((await t.services.pushTokens.tokensOf(ctxOf(t.appA), [])).size, 0);
   });

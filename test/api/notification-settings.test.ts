@@ -125,7 +125,11 @@ describe('notifications-push-update-settings', () => {
   it('refuses what its schema cannot see: a time of day that is none, customJson too large, a digest’s maxima the wrong way round', async () => {
     const app = await freshApp();
     // With a valid field beside: all or nothing.
-    await refused(app, { preferences: { group: { messagesSetting: 1 }, mute: { schedulePreferenceSetting: { monday: { from: 1179, to: 1179, dnd: true } } } } }, 'preferences.mute.schedulePreferenceSetting.monday.from');
+    await refused(
+      app,
+      { preferences: { group: { messagesSetting: 1 }, mute: { schedulePreferenceSetting: { monday: { from: 1179, to: 1179, dnd: true } } } } },
+      'preferences.mute.schedulePreferenceSetting.monday.from',
+    );
     await refused(app, { preferences: { push: { customJson: { blob: 'x'.repeat(5000) } } } }, 'preferences.push.customJson');
     await refused(app, { preferences: { email: { maxPerDay: 3, maxPerDayPerConversation: 4 } } }, 'preferences.email.maxPerDayPerConversation');
     // Against what is stored: maxPerDay below the stored maxPerDayPerConversation (2).
@@ -137,8 +141,15 @@ describe('notifications-push-update-settings', () => {
     const app = await freshApp();
     const deep = `${'{"a":'.repeat(100)}1${'}'.repeat(100)}`;
     for (const payload of [
-      '[]', '"x"', '{"preferences": []}', '{"preferences": {"push": {"customJson": [1]}}}', `{"preferences": {"push": {"customJson": ${deep}}}}`,
-      '{"templates": {"textMessageTemplateDefault": {"body": "\\ud800"}}}', '{"sound": {"chat": "a\\u0000b"}}', '{"sound": {"chat": 1e400}}', '{"preferences": {"group": {"messagesSetting": 2',
+      '[]',
+      '"x"',
+      '{"preferences": []}',
+      '{"preferences": {"push": {"customJson": [1]}}}',
+      `{"preferences": {"push": {"customJson": ${deep}}}}`,
+      '{"templates": {"textMessageTemplateDefault": {"body": "\\ud800"}}}',
+      '{"sound": {"chat": "a\\u0000b"}}',
+      '{"sound": {"chat": 1e400}}',
+      '{"preferences": {"group": {"messagesSetting": 2',
     ]) {
       const response = await t.call(app, URL, { method: 'PATCH', body: payload, headers: { 'content-type': 'application/json' } });
       assert.equal(response.statusCode, 400, `${payload}: ${response.body}`);

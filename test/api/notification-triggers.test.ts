@@ -150,7 +150,12 @@ describe('push notifications of edits and deletes', () => {
     await ok(app, `/v3/messages/${id}`, { method: 'PUT', onBehalfOf: alice.uid, body: { data: { text: 'no typo' } } });
     await ok(app, `/v3/messages/${id}`, { method: 'DELETE', onBehalfOf: alice.uid });
     await settled(app, alice.uid, bob);
-    assert.deepEqual(pushesTo(bob.token).map((d) => d.body).slice(0, 1), ['typo']);
+    assert.deepEqual(
+      pushesTo(bob.token)
+        .map((d) => d.body)
+        .slice(0, 1),
+      ['typo'],
+    );
     assert.equal(pushesTo(bob.token).length, 2, 'the message and the marker only');
     assert.deepEqual(await deliveries(app, 'message_edited'), []);
     assert.deepEqual(await deliveries(app, 'message_deleted'), []);
@@ -323,7 +328,12 @@ describe('a reaction in a large group', () => {
       for (let n = 0; n < 200; n += 25) members.push(...(await Promise.all(Array.from({ length: 25 }, async () => (await person(app, 'Member', false)).uid))));
       const [author, reactor, fan1, fan2] = members as [string, string, string, string];
       const group = await newGroup(t, app, { owner: author });
-      for (let n = 0; n < members.length; n += 25) await addMembers(app, String(group.guid), members.slice(n, n + 25).filter((uid) => uid !== author));
+      for (let n = 0; n < members.length; n += 25)
+        await addMembers(
+          app,
+          String(group.guid),
+          members.slice(n, n + 25).filter((uid) => uid !== author),
+        );
       await prefer(app, fan1, { groupPreferences: { groupReactions: 3 } });
       await prefer(app, fan2, { groupPreferences: { groupReactions: 3 } });
       const id = await send(app, author, String(group.guid), 'big news', 'group');

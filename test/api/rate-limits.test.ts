@@ -204,7 +204,11 @@ describe('per-user limits', () => {
     assert.equal(first.statusCode, 200, first.body);
     // The headers report the route's class while it is let through.
     assertCounted(first, 8, 7);
-    const reply = await small.call(small.appA, `/v3/messages/${body(first).data.id}/thread`, { method: 'POST', body: { category: 'message', type: 'text', data: { text: 're' } }, onBehalfOf: alice!.toUpperCase() });
+    const reply = await small.call(small.appA, `/v3/messages/${body(first).data.id}/thread`, {
+      method: 'POST',
+      body: { category: 'message', type: 'text', data: { text: 're' } },
+      onBehalfOf: alice!.toUpperCase(),
+    });
     assert.equal(reply.statusCode, 200, reply.body);
     assertRefused(await small.call(small.appA, '/v3/messages', { method: 'POST', body: text(bob!, 'refused'), onBehalfOf: alice }), 2);
     assertRefused(await small.call(small.appA, `/v3/bots/${alice!.toUpperCase()}/messages`, { method: 'POST', body: text(bob!, 'refused') }), 2);

@@ -52,8 +52,7 @@ async function cast(): Promise<{ role: string; held: string; bob: string; carol:
   return { role, held, bob, carol };
 }
 
-const historyWith = async (viewer: string, other: string) =>
-  body(await t.call(A, `/v3/users/${other}/messages`, { onBehalfOf: viewer })).data as unknown[];
+const historyWith = async (viewer: string, other: string) => body(await t.call(A, `/v3/users/${other}/messages`, { onBehalfOf: viewer })).data as unknown[];
 
 describe('send-message under role permissions', () => {
   it('sendMessage deny refuses the role’s users, storing nothing, and only them; unsetting lifts it', async () => {
@@ -195,7 +194,10 @@ describe('send-message under scope permissions', () => {
     assert.equal((await send(bob, toGroup(other.guid))).statusCode, 200);
     assert.equal((await send(bob, toUser(held))).statusCode, 200);
     const history = body(await t.call(A, `/v3/groups/${group.guid}/messages`, { onBehalfOf: held })).data as Array<{ sender: string; category: string }>;
-    assert.deepEqual(history.filter((m) => m.category === 'message').map((m) => m.sender), [held]);
+    assert.deepEqual(
+      history.filter((m) => m.category === 'message').map((m) => m.sender),
+      [held],
+    );
   });
 
   it('sendThreadedMessage deny refuses replies in the group, not messages', async () => {
@@ -274,7 +276,10 @@ describe('reactions under scope permissions', () => {
     await setScope(group.guid, 'participant', { addReaction: 'deny' });
     assertDenied(await react(message.id, bob), 'addReaction');
     assert.equal((await react(message.id, held)).statusCode, 200);
-    assert.deepEqual(body(await list(message.id)).data.map((r: { uid: string }) => r.uid), [held]);
+    assert.deepEqual(
+      body(await list(message.id)).data.map((r: { uid: string }) => r.uid),
+      [held],
+    );
     const direct = body(await send(held, toUser(bob))).data;
     assert.equal((await react(direct.id, bob)).statusCode, 200, '1:1 messages have no scope');
   });
@@ -285,7 +290,10 @@ describe('reactions under scope permissions', () => {
     const message = body(await send(held, toGroup(group.guid))).data;
     for (const uid of [held, bob, carol]) assert.equal((await react(message.id, uid)).statusCode, 200);
     await setScope(group.guid, 'participant', { 'listReactions.allowedScopes': ['admin', 'moderator'] });
-    const seen = (response: Awaited<ReturnType<typeof list>>) => body(response).data.map((r: { uid: string }) => r.uid).sort();
+    const seen = (response: Awaited<ReturnType<typeof list>>) =>
+      body(response)
+        .data.map((r: { uid: string }) => r.uid)
+        .sort();
     assert.deepEqual(seen(await list(message.id, bob)), [held, carol].sort());
     assert.deepEqual(seen(await list(message.id, carol)), [held, bob, carol].sort(), 'moderators are not limited');
     assert.deepEqual(seen(await list(message.id)), [held, bob, carol].sort(), 'nor is the app');

@@ -20,10 +20,8 @@ beforeEach(async () => {
 });
 
 const rolePermissions = (role: string, app = A) => t.call(app, `/v3/roles/${role}/permissions`);
-const setRole = (role: string, permissions: unknown, app = A) =>
-  t.call(app, `/v3/roles/${role}/permissions`, { method: 'PUT', body: { permissions } });
-const valueOf = async (role: string, id: string, app = A) =>
-  body(await rolePermissions(role, app)).data.find((p: any) => p.id === id).value;
+const setRole = (role: string, permissions: unknown, app = A) => t.call(app, `/v3/roles/${role}/permissions`, { method: 'PUT', body: { permissions } });
+const permissionValue = async (role: string, id: string, app = A) => body(await rolePermissions(role, app)).data.find((p: any) => p.id === id).value;
 
 describe('list-role-permissions', () => {
   it('lists the 28 role permissions with their defaults for the default role', async () => {
@@ -43,7 +41,10 @@ describe('list-role-permissions', () => {
     assert.deepEqual(types.defaultValue, []);
     assert.equal(result.data.find((p: any) => p.id === 'listUsers.mode').defaultValue, 'all');
     assert.equal(result.data.find((p: any) => p.id === 'listUsers.allowedRoles').dataType, 'rolesStringArray');
-    assert.ok(result.data.every((p: any) => p.createdAt === undefined), 'nothing set yet');
+    assert.ok(
+      result.data.every((p: any) => p.createdAt === undefined),
+      'nothing set yet',
+    );
   });
 
   it('shows the values set, with their times', async () => {
@@ -57,7 +58,10 @@ describe('list-role-permissions', () => {
 
   it('answers ERR_ROLE_NOT_FOUND for an unknown role and for another app’s role', async () => {
     const role = await newRole(t, A);
-    for (const [app, id] of [[A, uniqueId()], [t.appB, role.role]] as const) {
+    for (const [app, id] of [
+      [A, uniqueId()],
+      [t.appB, role.role],
+    ] as const) {
       const response = await rolePermissions(id, app);
       assert.equal(response.statusCode, 404);
       assert.equal(errorCode(response), 'ERR_ROLE_NOT_FOUND');
@@ -66,8 +70,8 @@ describe('list-role-permissions', () => {
 
   it('keeps each app’s default role permissions apart', async () => {
     await setRole('default', { sendMessage: 'deny' });
-    assert.equal(await valueOf('default', 'sendMessage'), 'deny');
-    assert.equal(await valueOf('default', 'sendMessage', t.appB), 'allow');
+    assert.equal(await permissionValue('default', 'sendMessage'), 'deny');
+    assert.equal(await permissionValue('default', 'sendMessage', t.appB), 'allow');
   });
 });
 
@@ -123,7 +127,7 @@ describe('set-role-permissions', () => {
       assert.equal(response.statusCode, 400, response.body);
       assert.equal(errorCode(response), 'ERR_BAD_REQUEST');
       assert.ok(field in body(response).error.details, JSON.stringify(body(response).error.details));
-      assert.equal(await valueOf(role.role, 'createGroup'), 'allow');
+      assert.equal(await permissionValue(role.role, 'createGroup'), 'allow');
     });
   }
 
@@ -136,12 +140,15 @@ describe('set-role-permissions', () => {
 
   it('answers ERR_ROLE_NOT_FOUND for an unknown role and for another app’s role, setting nothing', async () => {
     const role = await newRole(t, A);
-    for (const [app, id] of [[A, uniqueId()], [t.appB, role.role]] as const) {
+    for (const [app, id] of [
+      [A, uniqueId()],
+      [t.appB, role.role],
+    ] as const) {
       const response = await setRole(id, { createGroup: 'deny' }, app);
       assert.equal(response.statusCode, 404);
       assert.equal(errorCode(response), 'ERR_ROLE_NOT_FOUND');
     }
-    assert.equal(await valueOf(role.role, 'createGroup'), 'allow');
+    assert.equal(await permissionValue(role.role, 'createGroup'), 'allow');
   });
 });
 
@@ -152,7 +159,7 @@ describe('unset-role-permissions', () => {
     const response = await t.call(A, `/v3/roles/${role.role}/permissions/createGroup`, { method: 'DELETE' });
     assert.equal(response.statusCode, 200, response.body);
     assert.deepEqual(body(response).data, { permissions: { editMessage: 'deny' } });
-    assert.equal(await valueOf(role.role, 'createGroup'), 'allow');
+    assert.equal(await permissionValue(role.role, 'createGroup'), 'allow');
   });
 
   it('succeeds for a permission that is not set', async () => {
@@ -170,17 +177,19 @@ describe('unset-role-permissions', () => {
   it('answers ERR_ROLE_NOT_FOUND for an unknown role and for another app’s role, unsetting nothing', async () => {
     const role = await newRole(t, A);
     await setRole(role.role, { createGroup: 'deny' });
-    for (const [app, id] of [[A, uniqueId()], [t.appB, role.role]] as const) {
+    for (const [app, id] of [
+      [A, uniqueId()],
+      [t.appB, role.role],
+    ] as const) {
       const response = await t.call(app, `/v3/roles/${id}/permissions/createGroup`, { method: 'DELETE' });
       assert.equal(errorCode(response), 'ERR_ROLE_NOT_FOUND');
     }
-    assert.equal(await valueOf(role.role, 'createGroup'), 'deny');
+    assert.equal(await permissionValue(role.role, 'createGroup'), 'deny');
   });
 });
 
 const scopePermissions = (guid: string, scope: string, app = A) => t.call(app, `/v3/groups/${guid}/scopes/${scope}/permissions`);
-const setScope = (guid: string, scope: string, permissions: unknown, app = A) =>
-  t.call(app, `/v3/groups/${guid}/scopes/${scope}/permissions`, { method: 'PUT', body: { permissions } });
+const setScope = (guid: string, scope: string, permissions: unknown, app = A) => t.call(app, `/v3/groups/${guid}/scopes/${scope}/permissions`, { method: 'PUT', body: { permissions } });
 
 describe('list-scope-permissions', () => {
   it('lists the 11 scope permissions with their defaults', async () => {
@@ -199,8 +208,7 @@ describe('list-scope-permissions', () => {
   it('keeps each scope and each group apart', async () => {
     const [one, two] = [await newGroup(t, A), await newGroup(t, A)];
     await setScope(one.guid, 'participant', { sendMessage: 'deny' });
-    const value = async (guid: string, scope: string) =>
-      body(await scopePermissions(guid, scope)).data.find((p: any) => p.id === 'sendMessage').value;
+    const value = async (guid: string, scope: string) => body(await scopePermissions(guid, scope)).data.find((p: any) => p.id === 'sendMessage').value;
     assert.equal(await value(one.guid, 'participant'), 'deny');
     assert.equal(await value(one.guid, 'moderator'), 'allow');
     assert.equal(await value(two.guid, 'participant'), 'allow');
@@ -208,7 +216,10 @@ describe('list-scope-permissions', () => {
 
   it('answers ERR_GUID_NOT_FOUND for an unknown group and for another app’s group', async () => {
     const group = await newGroup(t, A);
-    for (const [app, guid] of [[A, uniqueId()], [t.appB, group.guid]] as const) {
+    for (const [app, guid] of [
+      [A, uniqueId()],
+      [t.appB, group.guid],
+    ] as const) {
       const response = await scopePermissions(guid, 'admin', app);
       assert.equal(response.statusCode, 404);
       assert.equal(errorCode(response), 'ERR_GUID_NOT_FOUND');
@@ -260,7 +271,10 @@ describe('set-scope-permissions', () => {
 
   it('answers ERR_GUID_NOT_FOUND for an unknown group and for another app’s group', async () => {
     const group = await newGroup(t, A);
-    for (const [app, guid] of [[A, uniqueId()], [t.appB, group.guid]] as const) {
+    for (const [app, guid] of [
+      [A, uniqueId()],
+      [t.appB, group.guid],
+    ] as const) {
       assert.equal(errorCode(await setScope(guid, 'admin', { sendMessage: 'deny' }, app)), 'ERR_GUID_NOT_FOUND');
     }
     assert.ok(body(await scopePermissions(group.guid, 'admin')).data.every((p: any) => p.createdAt === undefined));
@@ -294,7 +308,10 @@ describe('unset-scope-permissions', () => {
   it('answers ERR_GUID_NOT_FOUND for an unknown group and for another app’s group, unsetting nothing', async () => {
     const group = await newGroup(t, A);
     await setScope(group.guid, 'admin', { sendMessage: 'deny' });
-    for (const [app, guid] of [[A, uniqueId()], [t.appB, group.guid]] as const) {
+    for (const [app, guid] of [
+      [A, uniqueId()],
+      [t.appB, group.guid],
+    ] as const) {
       const response = await t.call(app, `/v3/groups/${guid}/scopes/admin/permissions/sendMessage`, { method: 'DELETE' });
       assert.equal(errorCode(response), 'ERR_GUID_NOT_FOUND');
     }
@@ -332,8 +349,7 @@ describe('enforcement', () => {
     const role = await newRole(t, A);
     const user = await newUser(t, A, { role: role.role });
     const [open, locked] = [await newGroup(t, A), await newGroup(t, A, { type: 'password', password: 'pw' })];
-    const join = (guid: string, extra: Record<string, unknown> = {}) =>
-      t.call(A, `/v3/groups/${guid}/members`, { method: 'POST', onBehalfOf: user.uid, body: { participants: [user.uid], ...extra } });
+    const join = (guid: string, extra: Record<string, unknown> = {}) => t.call(A, `/v3/groups/${guid}/members`, { method: 'POST', onBehalfOf: user.uid, body: { participants: [user.uid], ...extra } });
     await setRole(role.role, { 'joinGroup.allowedGroupTypes': ['public'] });
     const refused = await join(locked.guid, { password: 'pw' });
     assert.equal(refused.statusCode, 403, refused.body);

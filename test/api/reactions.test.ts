@@ -165,7 +165,11 @@ describe('add-message-reactions and remove-message-reactions', () => {
     const message = await send(alice!, bob!);
     await reactOk(message.id, GRIN, alice!);
     await reactOk(message.id, SWEAT, bob!);
-    await t.database.db.deleteFrom('messages').where('app_id', '=', t.appA.appId).where('id', '=', message.id as never).execute();
+    await t.database.db
+      .deleteFrom('messages')
+      .where('app_id', '=', t.appA.appId)
+      .where('id', '=', message.id as never)
+      .execute();
     assert.deepEqual(await stored(message.id), []);
   });
 });
@@ -213,12 +217,21 @@ describe('list-all-reactions and get-message-reactions', () => {
     for (const uid of [alice!, bob!]) await reactOk(message.id, GRIN, uid);
     await reactOk(message.id, SWEAT, alice!);
     const first = body(await reactions(message.id, undefined, { limit: '2' }));
-    assert.deepEqual(first.data.map((r: any) => r.reaction), [GRIN, GRIN]);
+    assert.deepEqual(
+      first.data.map((r: any) => r.reaction),
+      [GRIN, GRIN],
+    );
     assert.deepEqual(first.meta, { current: { limit: 2, count: 2 }, next: { affix: 'append', id: first.data[1].id } });
     const second = body(await reactions(message.id, undefined, { limit: '2', id: first.meta.next.id }));
-    assert.deepEqual(second.data.map((r: any) => [r.reaction, r.uid]), [[SWEAT, alice]]);
+    assert.deepEqual(
+      second.data.map((r: any) => [r.reaction, r.uid]),
+      [[SWEAT, alice]],
+    );
     const grin = body(await reactions(message.id, GRIN, { limit: '1', id: first.data[0].id }));
-    assert.deepEqual(grin.data.map((r: any) => r.uid), [bob]);
+    assert.deepEqual(
+      grin.data.map((r: any) => r.uid),
+      [bob],
+    );
   });
 
   it('shows a permanently deleted user by uid, and refuses bad input', async () => {
@@ -267,7 +280,10 @@ describe('reactions on messages', () => {
     await send(owner!, group.guid, 'group');
     await reactOk(g1.id, FAMILY, alice!);
     const groupList = body(await t.call(t.appA, `/v3/groups/${group.guid}/messages`, { onBehalfOf: owner, query: { hasReactions: 'true' } })).data;
-    assert.deepEqual(groupList.map((m: any) => [m.id, m.data.reactions]), [[g1.id, [{ reaction: FAMILY, count: 1 }]]]);
+    assert.deepEqual(
+      groupList.map((m: any) => [m.id, m.data.reactions]),
+      [[g1.id, [{ reaction: FAMILY, count: 1 }]]],
+    );
   });
 
   it('filters the three message lists with hasReactions', async () => {

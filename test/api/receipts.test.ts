@@ -28,9 +28,7 @@ const unread = async (viewer: string, url: string) => {
 const receipts = async (viewer: string, url: string, query: Record<string, string> = {}) => {
   const response = await t.call(t.appA, url, { onBehalfOf: viewer, query: { limit: '100', ...query } });
   assert.equal(response.statusCode, 200, response.body);
-  return Object.fromEntries(
-    (body(response).data as any[]).filter((m) => m.category !== 'action').map((m) => [m.id, [m.deliveredAt !== undefined, m.readAt !== undefined]]),
-  );
+  return Object.fromEntries((body(response).data as any[]).filter((m) => m.category !== 'action').map((m) => [m.id, [m.deliveredAt !== undefined, m.readAt !== undefined]]));
 };
 
 describe('1:1 receipts and unread counts', () => {
@@ -109,7 +107,11 @@ describe('1:1 receipts and unread counts', () => {
     const m1 = await send(bob!, alice!);
     const elsewhere = await send(bob!, eve!);
     const conv = `/v3/users/${bob}/conversation`;
-    for (const [path, method] of [['delivered', 'POST'], ['read', 'POST'], ['read', 'DELETE']] as const) {
+    for (const [path, method] of [
+      ['delivered', 'POST'],
+      ['read', 'POST'],
+      ['read', 'DELETE'],
+    ] as const) {
       const url = `${conv}/${path}`;
       assert.equal(errorCode(await mark(alice, url, method, elsewhere.id)), 'ERR_MESSAGE_ID_NOT_FOUND', `${method} ${path}: another conversation's message`);
       assert.equal(errorCode(await mark(alice, url, method, '99999999999999999999')), 'ERR_MESSAGE_ID_NOT_FOUND');

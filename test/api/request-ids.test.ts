@@ -59,7 +59,12 @@ describe('request ids', () => {
     assert.equal(invalid.json().error.details.name, 'is required');
     requestIdOf(invalid);
     // A catalogue error from a service, a route that does not exist, and the router's own refusals.
-    for (const [url, status] of [['/v3/users/nobody', 404], ['/v3/no-such-thing', 404], [`/v3/users/${'a'.repeat(600)}`, 400], ['/v3/users/%E0%A4%A', 400]] as const) {
+    for (const [url, status] of [
+      ['/v3/users/nobody', 404],
+      ['/v3/no-such-thing', 404],
+      [`/v3/users/${'a'.repeat(600)}`, 400],
+      ['/v3/users/%E0%A4%A', 400],
+    ] as const) {
       const response = await t.call(t.appA, url);
       assert.equal(response.statusCode, status, url);
       requestIdOf(response);
@@ -72,6 +77,7 @@ describe('request ids', () => {
 
   it('puts the id in a 429 rate-limit refusal', async () => {
     const statuses: number[] = [];
+    // biome-ignore lint/suspicious/noImplicitAnyLet: typed by its assignment below (TypeScript's control-flow typing)
     let refused;
     for (let i = 0; i < 3; i++) {
       const response = await t.call(t.appB, '/v3/users', { method: 'POST', body: { uid: `limited-${i}`, name: 'Limited' } });
@@ -96,7 +102,10 @@ describe('request ids', () => {
       assert.equal(response.statusCode, 200, response.body);
       const own = lines.filter((line) => line.requestId === id);
       // Fastify's lines of the request and the service's own (ctx.log), all with the id.
-      assert.deepEqual(own.map((line) => line.msg), ['incoming request', 'app deleted', 'request completed']);
+      assert.deepEqual(
+        own.map((line) => line.msg),
+        ['incoming request', 'app deleted', 'request completed'],
+      );
       assert.ok(!lines.some((line) => line.msg === 'app deleted' && line.requestId !== id));
       // An error's line carries it too (a failure inside, logged with its cause).
       await testDb.database.close();

@@ -69,9 +69,7 @@ describe('create-role', () => {
 
   it('gives one role when the same id is created concurrently', async () => {
     const id = uniqueId('race');
-    const responses = await Promise.all(
-      Array.from({ length: 6 }, () => t.call(A, '/v3/roles', { method: 'POST', body: { role: id, name: 'Race' } })),
-    );
+    const responses = await Promise.all(Array.from({ length: 6 }, () => t.call(A, '/v3/roles', { method: 'POST', body: { role: id, name: 'Race' } })));
     assert.equal(responses.filter((r) => r.statusCode === 200).length, 1);
     assert.ok(responses.every((r) => r.statusCode === 200 || errorCode(r) === 'ERR_ROLE_ALREADY_EXISTS'));
     assert.equal((await listRoles()).data.filter((r: any) => r.role === id).length, 1);
@@ -79,12 +77,13 @@ describe('create-role', () => {
 
   it('allows 25 roles per app, the default role included, also when created concurrently', async () => {
     const app = await freshApp();
-    const responses = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => t.call(app, '/v3/roles', { method: 'POST', body: { role: `r${i}`, name: `R${i}` } })),
-    );
+    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => t.call(app, '/v3/roles', { method: 'POST', body: { role: `r${i}`, name: `R${i}` } })));
     assert.equal(responses.filter((r) => r.statusCode === 200).length, 24);
     const refused = responses.filter((r) => r.statusCode !== 200);
-    assert.ok(refused.every((r) => r.statusCode === 403 && errorCode(r) === 'ERR_PLAN_QUOTA_RESTRICTION'), refused[0]?.body);
+    assert.ok(
+      refused.every((r) => r.statusCode === 403 && errorCode(r) === 'ERR_PLAN_QUOTA_RESTRICTION'),
+      refused[0]?.body,
+    );
     assert.equal((await listRoles(app)).meta.pagination.total, 25);
     // Deleting one makes room again.
     const kept = body(await t.call(app, '/v3/roles')).data.find((r: any) => r.role !== 'default').role;
@@ -117,7 +116,10 @@ describe('create-role', () => {
       assert.equal(response.statusCode, 400, response.body);
       const error = body(response).error;
       assert.equal(error.code, 'ERR_BAD_REQUEST');
-      assert.ok(Object.keys(error.details).some((key) => key.startsWith(field)), JSON.stringify(error.details));
+      assert.ok(
+        Object.keys(error.details).some((key) => key.startsWith(field)),
+        JSON.stringify(error.details),
+      );
       assert.equal(errorCode(await t.call(A, `/v3/roles/${id}`)), 'ERR_ROLE_NOT_FOUND');
     });
   }
@@ -137,9 +139,15 @@ describe('list-roles', () => {
   it('lists roles in id order and pages with perPage and page', async () => {
     const app = await freshApp();
     for (const id of ['b-role', 'a-role', 'c-role']) await newRole(t, app, { role: id });
-    assert.deepEqual((await listRoles(app)).data.map((r: any) => r.role), ['a-role', 'b-role', 'c-role', 'default']);
+    assert.deepEqual(
+      (await listRoles(app)).data.map((r: any) => r.role),
+      ['a-role', 'b-role', 'c-role', 'default'],
+    );
     const second = await listRoles(app, { perPage: '3', page: '2' });
-    assert.deepEqual(second.data.map((r: any) => r.role), ['default']);
+    assert.deepEqual(
+      second.data.map((r: any) => r.role),
+      ['default'],
+    );
     assert.deepEqual(second.meta.pagination, { total: 4, count: 1, per_page: 3, current_page: 2, total_pages: 2 });
   });
 
@@ -163,7 +171,10 @@ describe('get-role', () => {
 
   it('answers ERR_ROLE_NOT_FOUND for an unknown role and for another app’s role', async () => {
     const role = await newRole(t, A);
-    for (const [app, id] of [[A, uniqueId('role')], [t.appB, role.role]] as const) {
+    for (const [app, id] of [
+      [A, uniqueId('role')],
+      [t.appB, role.role],
+    ] as const) {
       const response = await t.call(app, `/v3/roles/${id}`);
       assert.equal(response.statusCode, 404);
       assert.equal(errorCode(response), 'ERR_ROLE_NOT_FOUND');
@@ -288,7 +299,10 @@ describe('restrict-features', () => {
       'u.listUsers': { success: true, message: 'The feature u.listUsers has been restricted successfully.' },
       'u.deleteGroup': { success: true, message: 'The feature u.deleteGroup has been restricted successfully.' },
     });
-    assert.deepEqual(body(await features(role.role)).data.map((f: any) => f.key), ['u.deleteGroup', 'u.listUsers']);
+    assert.deepEqual(
+      body(await features(role.role)).data.map((f: any) => f.key),
+      ['u.deleteGroup', 'u.listUsers'],
+    );
   });
 
   it('restricts a restricted feature again without error, keeping its time', async () => {
@@ -318,7 +332,10 @@ describe('restrict-features', () => {
 
   it('answers ERR_ROLE_NOT_FOUND for an unknown role and for another app’s role', async () => {
     const role = await newRole(t, A);
-    for (const [app, id] of [[A, uniqueId()], [t.appB, role.role]] as const) {
+    for (const [app, id] of [
+      [A, uniqueId()],
+      [t.appB, role.role],
+    ] as const) {
       const response = await t.call(app, `/v3/roles/${id}/restrictedfeatures`, { method: 'POST', body: { featuresToRestrict: ['listUsers'] } });
       assert.equal(errorCode(response), 'ERR_ROLE_NOT_FOUND');
     }
@@ -332,10 +349,13 @@ describe('get-restrictedfeatures', () => {
     assert.deepEqual(body(await features(role.role)).data, []);
     await t.call(A, `/v3/roles/${role.role}/restrictedfeatures`, { method: 'POST', body: { featuresToRestrict: ['deleteGroup', 'listUsers'] } });
     const result = body(await features(role.role));
-    assert.deepEqual(result.data.map(({ createdAt, ...rest }: any) => (assert.equal(typeof createdAt, 'number'), rest)), [
-      { title: 'Delete Group', description: 'Allows logged-in user to delete a group.', key: 'u.deleteGroup', path: '/v3/groups/{{guid}}' },
-      { title: 'List Users', description: 'Allows logged-in user to fetch the user list.', key: 'u.listUsers', path: '/v3/users' },
-    ]);
+    assert.deepEqual(
+      result.data.map(({ createdAt, ...rest }: any) => (assert.equal(typeof createdAt, 'number'), rest)),
+      [
+        { title: 'Delete Group', description: 'Allows logged-in user to delete a group.', key: 'u.deleteGroup', path: '/v3/groups/{{guid}}' },
+        { title: 'List Users', description: 'Allows logged-in user to fetch the user list.', key: 'u.listUsers', path: '/v3/users' },
+      ],
+    );
     assert.deepEqual(result.meta, { pagination: { total: 2, count: 2, per_page: 100, current_page: 1, total_pages: 1 } });
   });
 
@@ -355,8 +375,7 @@ describe('get-restrictedfeatures', () => {
 });
 
 describe('allow-features', () => {
-  const restrict = (role: string, list: string[]) =>
-    t.call(A, `/v3/roles/${role}/restrictedfeatures`, { method: 'POST', body: { featuresToRestrict: list } });
+  const restrict = (role: string, list: string[]) => t.call(A, `/v3/roles/${role}/restrictedfeatures`, { method: 'POST', body: { featuresToRestrict: list } });
 
   it('allows the given features again', async () => {
     const role = await newRole(t, A);
@@ -367,7 +386,10 @@ describe('allow-features', () => {
     });
     assert.equal(response.statusCode, 200, response.body);
     assert.deepEqual(body(response).data, { success: true, message: 'The feature has been allowed successfully.' });
-    assert.deepEqual(body(await features(role.role)).data.map((f: any) => f.key), ['u.joinGroup']);
+    assert.deepEqual(
+      body(await features(role.role)).data.map((f: any) => f.key),
+      ['u.joinGroup'],
+    );
   });
 
   it('allows every feature with allowAll', async () => {
@@ -389,14 +411,20 @@ describe('allow-features', () => {
       const response = await t.call(A, `/v3/roles/${role.role}/restrictedfeatures`, { method: 'DELETE', body: payload });
       assert.equal(response.statusCode, 400, response.body);
       assert.equal(errorCode(response), 'ERR_BAD_REQUEST');
-      assert.deepEqual(body(await features(role.role)).data.map((f: any) => f.key), ['u.listUsers']);
+      assert.deepEqual(
+        body(await features(role.role)).data.map((f: any) => f.key),
+        ['u.listUsers'],
+      );
     });
   }
 
   it('answers ERR_ROLE_NOT_FOUND for an unknown role and for another app’s role, allowing nothing', async () => {
     const role = await newRole(t, A);
     await restrict(role.role, ['listUsers']);
-    for (const [app, id] of [[A, uniqueId()], [t.appB, role.role]] as const) {
+    for (const [app, id] of [
+      [A, uniqueId()],
+      [t.appB, role.role],
+    ] as const) {
       const response = await t.call(app, `/v3/roles/${id}/restrictedfeatures`, { method: 'DELETE', body: { allowAll: true } });
       assert.equal(errorCode(response), 'ERR_ROLE_NOT_FOUND');
     }

@@ -112,7 +112,11 @@ describe('buckets and ranges', () => {
 
   it('puts each count in its five-minute bucket, zeros included', async () => {
     const s = T0 / 1000;
-    assert.deepEqual(await points(app, s, s + 900), [[2, 0, 0], [1, 0, 0], [0, 1, 1]]);
+    assert.deepEqual(await points(app, s, s + 900), [
+      [2, 0, 0],
+      [1, 0, 0],
+      [0, 1, 1],
+    ]);
     const data = await stats(app, '/v3/stats/messages', { fromDate: s, toDate: s + 900 });
     assert.deepEqual([data.startTime, data.endTime], [String(T0), String(T0 + 900_000)]);
     assert.deepEqual(
@@ -122,9 +126,16 @@ describe('buckets and ranges', () => {
   });
 
   it('takes milliseconds as well as seconds, and rounds a range outwards to whole buckets', async () => {
-    assert.deepEqual(await points(app, T0, T0 + 900_000), [[2, 0, 0], [1, 0, 0], [0, 1, 1]]);
+    assert.deepEqual(await points(app, T0, T0 + 900_000), [
+      [2, 0, 0],
+      [1, 0, 0],
+      [0, 1, 1],
+    ]);
     assert.deepEqual(await points(app, T0 / 1000 + 20, T0 / 1000 + 40), [[2, 0, 0]]);
-    assert.deepEqual(await points(app, T0 + 299_000, T0 + 301_000), [[2, 0, 0], [1, 0, 0]]);
+    assert.deepEqual(await points(app, T0 + 299_000, T0 + 301_000), [
+      [2, 0, 0],
+      [1, 0, 0],
+    ]);
     assert.deepEqual(await points(app, T0 + 300_000, T0 + 300_000), [[1, 0, 0]], 'an empty range: its bucket');
   });
 
@@ -140,11 +151,19 @@ describe('buckets and ranges', () => {
   });
 
   it("never counts another app's events", async () => {
-    assert.deepEqual(await points(t.appB, T0 / 1000, T0 / 1000 + 900), [[1, 0, 0], [0, 0, 0], [0, 2, 0]]);
+    assert.deepEqual(await points(t.appB, T0 / 1000, T0 / 1000 + 900), [
+      [1, 0, 0],
+      [0, 0, 0],
+      [0, 2, 0],
+    ]);
     assert.equal(await activeUsers(t.appB, T0 / 1000, T0 / 1000 + 1800), 2);
     const other = await newApp(t, 'Stats of no one');
     await t.services.statsAggregator.settled();
-    assert.deepEqual(await points(other, T0, T0 + 900_000), [[0, 0, 0], [0, 0, 0], [0, 0, 0]]);
+    assert.deepEqual(await points(other, T0, T0 + 900_000), [
+      [0, 0, 0],
+      [0, 0, 0],
+      [0, 0, 0],
+    ]);
     assert.equal(await activeUsers(other, T0, T0 + DAY), 0);
   });
 });

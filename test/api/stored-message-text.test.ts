@@ -38,7 +38,12 @@ describe('stored message text', () => {
     const odd1 = (await newUser(t, t.appA, { uid: uniqueId('a_user_b') })).uid as string;
     const odd2 = (await newUser(t, t.appA, { uid: `${odd1}_user_c` })).uid as string;
     const group = await newGroup(t, t.appA, { members: { participants: [bob!, carol!] } } as never, alice);
-    const first = await ok('POST', '/v3/messages', alice, { receiver: bob, receiverType: 'user', data: { text: `hi <@uid:${carol}> and <@uid:${bob}>`, metadata: { k: 1.5, list: [null, true, 'é'] } }, tags: ['t1', 't"2'] });
+    const first = await ok('POST', '/v3/messages', alice, {
+      receiver: bob,
+      receiverType: 'user',
+      data: { text: `hi <@uid:${carol}> and <@uid:${bob}>`, metadata: { k: 1.5, list: [null, true, 'é'] } },
+      tags: ['t1', 't"2'],
+    });
     await ok('POST', '/v3/messages', bob, { receiver: alice, receiverType: 'user', muid: 'muid-1', data: { text: 'with a muid: "quotes", \\ back\nslash, 👍 \u2028 <script>' } });
     await ok('POST', '/v3/messages', bob, { receiver: alice, receiverType: 'user', category: 'custom', type: 'location', data: { customData: { lat: 1, lng: -2.25 } } });
     await ok('POST', '/v3/messages', alice, { receiver: bob, receiverType: 'user', category: 'custom', type: 'ping', data: { customData: {} } });
@@ -56,11 +61,26 @@ describe('stored message text', () => {
     const [plain, withReceipts] = [uniqueId('imp'), uniqueId('imp')];
     const records = {
       [plain]: { muid: plain, sender: bob, receiverType: 'user', receiver: alice, category: 'message', type: 'text', data: { text: `imported <@uid:${carol}>` }, sentAt: at, tags: ['i'] },
-      [withReceipts]: { muid: withReceipts, sender: alice, receiverType: 'group', receiver: group.guid, category: 'message', type: 'text', data: { text: 'imported, read' }, sentAt: at, deliveredAt: at + 1, readAt: at + 2 },
+      [withReceipts]: {
+        muid: withReceipts,
+        sender: alice,
+        receiverType: 'group',
+        receiver: group.guid,
+        category: 'message',
+        type: 'text',
+        data: { text: 'imported, read' },
+        sentAt: at,
+        deliveredAt: at + 1,
+        readAt: at + 2,
+      },
     };
     const imported = await t.call(t.appA, '/v3.0/data_import/messages', { method: 'POST', body: { messages: records } });
     assert.equal(imported.statusCode, 200, imported.body);
-    assert.deepEqual(Object.values(body(imported).data).map((result: any) => result.success), [true, true], imported.body);
+    assert.deepEqual(
+      Object.values(body(imported).data).map((result: any) => result.success),
+      [true, true],
+      imported.body,
+    );
 
     // Sends, replies and the plain import are stored with their text (9), less the one a reply
     // changed; action messages and the import with receipts are not.
@@ -86,7 +106,7 @@ describe('stored message text', () => {
     assert.equal(firstRead.data.reactions.length, 2);
     assert.ok(firstRead.data.mentions[carol!]);
     assert.equal(typeof firstRead.deliveredAt, 'number');
-    assert.equal(firstRead.replyCount, 1, 'a counted reply drops its parent\'s stored text');
+    assert.equal(firstRead.replyCount, 1, "a counted reply drops its parent's stored text");
     assert.ok(read.some((m) => m.muid === 'muid-1'));
     assert.equal(reply.parentId, String(first.id));
 
@@ -100,8 +120,7 @@ describe('stored message text', () => {
   it('is dropped by any change to its message, which pages then show', async () => {
     const [alice, bob] = await newUids(t, t.appA, 2);
     const sent = await ok('POST', '/v3/messages', alice, { receiver: bob, receiverType: 'user', data: { text: 'before' } });
-    const shownOf = async () =>
-      (await sql<{ shown: string | null }>`select shown from messages where app_id = ${t.appA.appId} and id = ${sent.id}`.execute(t.database.db)).rows[0]!.shown;
+    const shownOf = async () => (await sql<{ shown: string | null }>`select shown from messages where app_id = ${t.appA.appId} and id = ${sent.id}`.execute(t.database.db)).rows[0]!.shown;
     assert.notEqual(await shownOf(), null);
     await ok('PUT', `/v3/messages/${sent.id}`, alice, { data: { text: 'after' } });
     assert.equal(await shownOf(), null);

@@ -65,12 +65,10 @@ describe('tenancy', () => {
   it("refuses another region's host and touches nothing", async () => {
     const uid = uniqueId();
     for (const region of ['eu', 'in', 'xx']) {
-      const response = await raw(
-        { host: `${t.appA.appId}.api-${region}.${TEST_DOMAIN}`, apikey: t.appA.apiKey, 'content-type': 'application/json' },
-        '/v3/users',
-        'POST',
-        { uid, name: 'Wrong region' },
-      );
+      const response = await raw({ host: `${t.appA.appId}.api-${region}.${TEST_DOMAIN}`, apikey: t.appA.apiKey, 'content-type': 'application/json' }, '/v3/users', 'POST', {
+        uid,
+        name: 'Wrong region',
+      });
       assert.equal(response.statusCode, 401, response.body);
       assert.equal(errorCode(response), 'AUTH_ERR_INVALID_APPID');
     }

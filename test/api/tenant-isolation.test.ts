@@ -96,16 +96,32 @@ describe('the matrix covers every route', () => {
     assert.deepEqual([...new Set(problems)], []);
     // A floor, so that an empty document or route table cannot pass as "nothing to check".
     assert.ok(operations.length >= 87, `only ${operations.length} operations found`);
-    assert.ok(operations.some((op) => op.path.startsWith('/v3.0/data_import/')), 'the second data import prefix is covered');
-    assert.ok(operations.some((op) => op.access === 'authOnly'), 'route configs were read');
-    assert.ok(operations.some((op) => op.managementCredential), 'the routes taking the management credential are known');
+    assert.ok(
+      operations.some((op) => op.path.startsWith('/v3.0/data_import/')),
+      'the second data import prefix is covered',
+    );
+    assert.ok(
+      operations.some((op) => op.access === 'authOnly'),
+      'route configs were read',
+    );
+    assert.ok(
+      operations.some((op) => op.managementCredential),
+      'the routes taking the management credential are known',
+    );
   });
 
   it('fails on an operation naming something it cannot classify', () => {
     const problems: string[] = [];
     const widget: Operation = {
-      method: 'PUT', path: '/v3/widgets/{widgetId}', operationId: 'update-widget', access: 'fullAccess',
-      parameters: [{ name: 'widgetId', in: 'path' }, { name: 'owner', in: 'query' }, { name: 'apiVersion', in: 'header' }],
+      method: 'PUT',
+      path: '/v3/widgets/{widgetId}',
+      operationId: 'update-widget',
+      access: 'fullAccess',
+      parameters: [
+        { name: 'widgetId', in: 'path' },
+        { name: 'owner', in: 'query' },
+        { name: 'apiVersion', in: 'header' },
+      ],
       body: { type: 'object', properties: { gadgets: { type: 'object', properties: { gadgetIds: { type: 'array' } } } } },
     };
     requestsFor(widget, a, problems);
@@ -152,7 +168,8 @@ describe('every route checks the key before anything else', () => {
 });
 
 const trace = (setup: string, request: MatrixRequest, onBehalfOf: string | undefined, response: { statusCode: number; body: string }) => {
-  if (process.env.PARLEY_ISOLATION_TRACE) console.log(`TRACE ${setup} ${request.label} ${onBehalfOf ? 'obo' : '-'} ${JSON.stringify(request.query)} ${response.statusCode} ${response.body.slice(0, 160)}`);
+  if (process.env.PARLEY_ISOLATION_TRACE)
+    console.log(`TRACE ${setup} ${request.label} ${onBehalfOf ? 'obo' : '-'} ${JSON.stringify(request.query)} ${response.statusCode} ${response.body.slice(0, 160)}`);
 };
 
 /**
@@ -190,9 +207,7 @@ const takesOnBehalfOf = (op: Operation) => op.parameters.some((p) => p.in === 'h
 async function strangerFailures(op: Operation, request: MatrixRequest, pool: Strangers, onBehalfOf: string | undefined, credential?: ManagementCredential) {
   const { ownActor } = pool;
   const b = await pool.get();
-  const byManagement: CallOptions = credential
-    ? { key: 'none', headers: { host: 'localhost', appid: b.appId, key: credential.key, secret: credential.secret } }
-    : {};
+  const byManagement: CallOptions = credential ? { key: 'none', headers: { host: 'localhost', appid: b.appId, key: credential.key, secret: credential.secret } } : {};
   const response = await call(b, request, op, { ...byManagement, ...(onBehalfOf ? { onBehalfOf } : {}) });
   trace(ownActor ? 'actor' : credential ? 'management' : 'stranger', request, onBehalfOf, response);
   const failures = commonFailures(a, response);
@@ -307,10 +322,22 @@ it('the seeded tenant is what the matrix names', async () => {
   assert.ok((await t.call(t.appA, `/v3/moderation/keywords/${a.keywordList}`)).body.includes(a.marker));
   assert.ok((await t.call(t.appA, `/v3/moderation/reasons/${a.reason}`)).body.includes(a.marker));
   const flagged = body(await t.call(t.appA, '/v3/moderation/flagged-messages', { query: { reasonId: a.reason } })).data;
-  assert.deepEqual(flagged.map((item: any) => item.messageId), [a.messages[0]]);
+  assert.deepEqual(
+    flagged.map((item: any) => item.messageId),
+    [a.messages[0]],
+  );
   const reviewed = body(await t.call(t.appA, '/v3/moderation/reviewed-messages')).data;
-  assert.deepEqual(reviewed.map((item: any) => [item.source, item.messageId]).sort(), [['blocked', a.messages[4]], ['flagged', a.messages[1]]].sort());
+  assert.deepEqual(
+    reviewed.map((item: any) => [item.source, item.messageId]).sort(),
+    [
+      ['blocked', a.messages[4]],
+      ['flagged', a.messages[1]],
+    ].sort(),
+  );
   const blocked = body(await t.call(t.appA, '/v3/moderation/blocked-messages')).data;
-  assert.deepEqual(blocked.map((item: any) => [item.message.id, item.ruleId]), [[a.messages[4], a.rule]]);
+  assert.deepEqual(
+    blocked.map((item: any) => [item.message.id, item.ruleId]),
+    [[a.messages[4], a.rule]],
+  );
   assert.ok((await t.call(t.appA, '/v3/moderation/hook')).body.includes(a.marker));
 });

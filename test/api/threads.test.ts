@@ -119,9 +119,7 @@ describe('send-thread-message', () => {
     expectError(await reply('99999999999999999999999', alice), 404, 'ERR_MESSAGE_ID_NOT_FOUND');
     expectError(await reply(parent.id, eve), 404, 'ERR_MESSAGE_ID_NOT_FOUND');
     const group = await newGroup(t, t.appA, { members: { usersToBan: [banned] } }, owner);
-    const topic = body(
-      await t.call(t.appA, '/v3/messages', { method: 'POST', body: { receiver: group.guid, receiverType: 'group', data: { text: 'x' } }, onBehalfOf: owner }),
-    ).data;
+    const topic = body(await t.call(t.appA, '/v3/messages', { method: 'POST', body: { receiver: group.guid, receiverType: 'group', data: { text: 'x' } }, onBehalfOf: owner })).data;
     expectError(await reply(topic.id, outsider), 404, 'ERR_MESSAGE_ID_NOT_FOUND');
     expectError(await reply(topic.id, banned), 404, 'ERR_MESSAGE_ID_NOT_FOUND');
     assert.equal((await getMessage(parent.id)).replyCount, undefined);
@@ -166,9 +164,7 @@ describe('send-thread-message', () => {
     const multi = await reply(parent.id, alice, { multipleReceivers: { uids: [bob] }, data: { text: 'x' } });
     expectError(multi, 400, 'ERR_BAD_REQUEST');
     assert.ok(body(multi).error.details.multipleReceivers);
-    const topic = body(
-      await t.call(t.appA, '/v3/messages', { method: 'POST', body: { receiver: group.guid, receiverType: 'group', data: { text: 'x' } }, onBehalfOf: owner }),
-    ).data;
+    const topic = body(await t.call(t.appA, '/v3/messages', { method: 'POST', body: { receiver: group.guid, receiverType: 'group', data: { text: 'x' } }, onBehalfOf: owner })).data;
     expectError(await reply(topic.id, alice, { receiver: bob, receiverType: 'user', data: { text: 'x' } }), 400, 'ERR_WRONG_MESSAGE_THREAD');
     expectError(await reply(topic.id, alice, { receiver: uniqueId('group'), receiverType: 'group', data: { text: 'x' } }), 400, 'ERR_WRONG_MESSAGE_THREAD');
     assert.equal((await getMessage(parent.id)).replyCount, undefined);
@@ -177,8 +173,7 @@ describe('send-thread-message', () => {
   it('keeps the receiver rules of send-message: blocks and a deactivated partner', async () => {
     const [alice, bob, carol] = await uids(3);
     const parent = await send(alice!, bob!);
-    const block = (uid: string, other: string, method: 'POST' | 'DELETE') =>
-      t.call(t.appA, `/v3/users/${uid}/blockedusers`, { method, body: { blockedUids: [other] } });
+    const block = (uid: string, other: string, method: 'POST' | 'DELETE') => t.call(t.appA, `/v3/users/${uid}/blockedusers`, { method, body: { blockedUids: [other] } });
     assert.equal((await block(bob!, alice!, 'POST')).statusCode, 200);
     expectError(await reply(parent.id, alice), 403, 'ERR_BLOCKED_SENDER');
     expectError(await reply(parent.id, bob), 403, 'ERR_BLOCKED_RECEIVER');
@@ -223,7 +218,10 @@ describe('list-all-thread-messages', () => {
     await replyOk(other.id, bob!);
     const all = await thread(parent.id, {}, alice);
     assert.equal(all.statusCode, 200, all.body);
-    assert.deepEqual(ids(all), replies.map((r) => r.id));
+    assert.deepEqual(
+      ids(all),
+      replies.map((r) => r.id),
+    );
     const last = replies[4];
     assert.deepEqual(body(all).meta, { current: { limit: 100, count: 5 }, next: { affix: 'append', id: last.id, sentAt: last.sentAt } });
     assert.deepEqual(body(all).data[0], replies[0], 'each reply as send-thread-message answered it');

@@ -111,7 +111,10 @@ describe('the purge, step by step', () => {
       if (step.done) break;
     }
     assert.ok(steps.length >= 3, `${steps.length} steps`);
-    assert.equal(steps.reduce((sum, step) => sum + step.deleted, 0), 4);
+    assert.equal(
+      steps.reduce((sum, step) => sum + step.deleted, 0),
+      4,
+    );
     const left = texts((await ok(`/v3/users/${gone}/messages`, { onBehalfOf: bob, query: { limit: '100' } })).data);
     assert.deepEqual(left, ['m1', 'm3', 'm5']);
     const ofBob = (await ok('/v3/conversations', { onBehalfOf: bob })).data;

@@ -50,12 +50,7 @@ describe('create-user', () => {
 
   it('stores @private metadata without ever returning it', async () => {
     const user = await newUser(t, t.appA, { metadata: { '@private': { email: 'hidden@example.com' }, shown: true } });
-    const row = await t.database.db
-      .selectFrom('users')
-      .select('metadata')
-      .where('app_id', '=', t.appA.appId)
-      .where('uid', '=', user.uid)
-      .executeTakeFirstOrThrow();
+    const row = await t.database.db.selectFrom('users').select('metadata').where('app_id', '=', t.appA.appId).where('uid', '=', user.uid).executeTakeFirstOrThrow();
     assert.deepEqual(row.metadata, { '@private': { email: 'hidden@example.com' }, shown: true });
     const fetched = body(await t.call(t.appA, `/v3/users/${user.uid}`)).data;
     assert.deepEqual(fetched.metadata, { shown: true });
@@ -106,9 +101,7 @@ describe('create-user', () => {
 
   it('gives one user when the same uid is created concurrently', async () => {
     const uid = uniqueId('race');
-    const responses = await Promise.all(
-      Array.from({ length: 8 }, () => t.call(t.appA, '/v3/users', { method: 'POST', body: { uid, name: 'Race' } })),
-    );
+    const responses = await Promise.all(Array.from({ length: 8 }, () => t.call(t.appA, '/v3/users', { method: 'POST', body: { uid, name: 'Race' } })));
     assert.equal(responses.filter((r) => r.statusCode === 200).length, 1);
     assert.ok(responses.filter((r) => r.statusCode !== 200).every((r) => errorCode(r) === 'ERR_UID_ALREADY_EXISTS'));
   });
@@ -208,7 +201,10 @@ describe('list-users', () => {
       [`${prefix}-b`]: `${prefix}-a_user_${prefix}-b`,
       [`${prefix}-c`]: `${prefix}-a_user_${prefix}-c`,
     });
-    assert.ok((await list({ searchKey: prefix })).data.every((u: any) => u.conversationId === undefined), 'only with onBehalfOf');
+    assert.ok(
+      (await list({ searchKey: prefix })).data.every((u: any) => u.conversationId === undefined),
+      'only with onBehalfOf',
+    );
     assert.equal(errorCode(await t.call(t.appA, '/v3/users', { query: { searchKey: prefix }, onBehalfOf: uniqueId() })), 'ERR_UID_NOT_FOUND');
   });
 
@@ -225,9 +221,15 @@ describe('list-users', () => {
 
   it('searches by prefix of name or uid, and searchIn narrows the fields', async () => {
     const byName = await list({ searchKey: `${prefix} br` });
-    assert.deepEqual(byName.data.map((u: any) => u.uid), [`${prefix}-b`]);
+    assert.deepEqual(
+      byName.data.map((u: any) => u.uid),
+      [`${prefix}-b`],
+    );
     const byUid = await list({ searchKey: `${prefix}-a` });
-    assert.deepEqual(byUid.data.map((u: any) => u.uid), [`${prefix}-a`]);
+    assert.deepEqual(
+      byUid.data.map((u: any) => u.uid),
+      [`${prefix}-a`],
+    );
     assert.equal((await list({ searchKey: `${prefix}-a`, searchIn: 'name' })).data.length, 0);
     assert.equal((await list({ searchKey: `${prefix} br`, searchIn: 'uid' })).data.length, 0);
     assert.equal((await list({ searchKey: `${prefix} br`, searchIn: 'uid,name' })).data.length, 1);
@@ -235,7 +237,10 @@ describe('list-users', () => {
   });
 
   it('filters by role and roles', async () => {
-    assert.deepEqual((await list({ searchKey: prefix, role: 'admin' })).data.map((u: any) => u.uid), [`${prefix}-a`]);
+    assert.deepEqual(
+      (await list({ searchKey: prefix, role: 'admin' })).data.map((u: any) => u.uid),
+      [`${prefix}-a`],
+    );
     assert.equal((await list({ searchKey: prefix, roles: ['admin', 'default'] })).data.length, 3);
     assert.equal((await list({ searchKey: prefix, roles: 'admin,default' })).data.length, 3);
   });
@@ -244,7 +249,10 @@ describe('list-users', () => {
     const result = await list({ tags: `${'a'},${tag}`, withTags: 'true' });
     assert.equal(result.data.length, 3);
     assert.ok(result.data.every((u: any) => u.tags.includes(tag)));
-    assert.deepEqual((await list({ searchKey: prefix, tags: ['b', 'nope'] })).data.map((u: any) => u.uid), [`${prefix}-b`]);
+    assert.deepEqual(
+      (await list({ searchKey: prefix, tags: ['b', 'nope'] })).data.map((u: any) => u.uid),
+      [`${prefix}-b`],
+    );
   });
 
   it('filters by status', async () => {
@@ -259,7 +267,10 @@ describe('list-users', () => {
     const all = await list({ searchKey: prefix, withDeactivated: 'true' });
     assert.equal(all.data.length, 4);
     const only = await list({ searchKey: prefix, onlyDeactivated: 'true' });
-    assert.deepEqual(only.data.map((u: any) => u.uid), [gone.uid]);
+    assert.deepEqual(
+      only.data.map((u: any) => u.uid),
+      [gone.uid],
+    );
     assert.equal(typeof only.data[0].deactivatedAt, 'number');
   });
 
@@ -422,7 +433,10 @@ describe('delete-user', () => {
     assert.deepEqual(body(response).data, { success: true, message: `User with ${user.uid} has been deleted successfully.` });
     assert.equal(errorCode(await t.call(t.appA, `/v3/users/${user.uid}`)), 'ERR_UID_NOT_FOUND');
     const listed = body(await t.call(t.appA, '/v3/users', { query: { searchKey: user.uid, onlyDeactivated: 'true' } })).data;
-    assert.deepEqual(listed.map((u: any) => u.uid), [user.uid]);
+    assert.deepEqual(
+      listed.map((u: any) => u.uid),
+      [user.uid],
+    );
     assert.equal(errorCode(await t.call(t.appA, `/v3/users/${user.uid}`, { method: 'DELETE' })), 'ERR_UID_NOT_FOUND');
   });
 
@@ -558,25 +572,45 @@ describe('list-users, deep pages (found in the name index before their rows are 
     }
     assert.deepEqual(seen, active);
     const second = await list({ perPage: '1000', page: '2' });
-    assert.deepEqual(second.data.map((user: any) => user.uid), active.slice(1000));
+    assert.deepEqual(
+      second.data.map((user: any) => user.uid),
+      active.slice(1000),
+    );
     assert.equal(second.data[0].name, users.find((user) => user.uid === active[1000])!.name);
   });
 
   it('keeps the filters on a deep page: deactivated users, search, and the filters the index lacks', async () => {
     const withDeactivated = await list({ perPage: '500', page: '3', withDeactivated: 'true' });
-    assert.deepEqual(withDeactivated.data.map((user: any) => user.uid), everyone.slice(1000, 1500));
+    assert.deepEqual(
+      withDeactivated.data.map((user: any) => user.uid),
+      everyone.slice(1000, 1500),
+    );
     assert.equal(withDeactivated.data.filter((user: any) => gone.has(user.uid)).length, everyone.slice(1000).filter((uid) => gone.has(uid)).length);
     assert.equal(withDeactivated.meta.pagination.total, total);
     const onlyDeactivated = await list({ perPage: '10', page: '101', onlyDeactivated: 'true' });
     assert.deepEqual(onlyDeactivated.data, []);
     assert.equal(onlyDeactivated.meta.pagination.total, gone.size);
     const searched = await list({ perPage: '500', page: '3', searchKey: 'deep-' });
-    assert.deepEqual(searched.data.map((user: any) => user.uid), active.slice(1000));
+    assert.deepEqual(
+      searched.data.map((user: any) => user.uid),
+      active.slice(1000),
+    );
     const byName = await list({ perPage: '50', page: '21', searchKey: 'an' });
-    const named = active.filter((uid) => users.find((user) => user.uid === uid)!.name.toLowerCase().startsWith('an'));
+    const named = active.filter((uid) =>
+      users
+        .find((user) => user.uid === uid)!
+        .name.toLowerCase()
+        .startsWith('an'),
+    );
     assert.ok(named.length > 1050);
-    assert.deepEqual(byName.data.map((user: any) => user.uid), named.slice(1000, 1050));
+    assert.deepEqual(
+      byName.data.map((user: any) => user.uid),
+      named.slice(1000, 1050),
+    );
     const withStatus = await list({ perPage: '500', page: '3', status: 'offline' });
-    assert.deepEqual(withStatus.data.map((user: any) => user.uid), active.slice(1000));
+    assert.deepEqual(
+      withStatus.data.map((user: any) => user.uid),
+      active.slice(1000),
+    );
   });
 });

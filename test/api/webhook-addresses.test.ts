@@ -46,8 +46,7 @@ describe('URLs refused at creation: private addresses in IPv6 forms, control cha
     await strict?.close();
   });
 
-  const createWebhook = (webhookURL: string) =>
-    managementCall(strict, credential, `/apps/${strict.appA.appId}/webhooks`, { method: 'POST', body: { id: uniqueId('addr'), name: 'addr', webhookURL } });
+  const createWebhook = (webhookURL: string) => managementCall(strict, credential, `/apps/${strict.appA.appId}/webhooks`, { method: 'POST', body: { id: uniqueId('addr'), name: 'addr', webhookURL } });
   const storedUrls = async () => (await strict.database.db.selectFrom('webhooks').select('url').execute()).map((row) => row.url);
   const freshApp = () => strict.services.apps.create({ appId: '', requestId: 'test', log: silentLogger }, { name: 'Hook app' });
 

@@ -123,7 +123,10 @@ describe('webhook delivery', () => {
       const data = (trigger: string) => byTrigger.get(trigger)!.data;
       assert.equal(data('message_sent').message.id, message.id);
       assert.equal(data('user_mentioned').message.id, message.id);
-      for (const [trigger, action] of [['message_edited', 'edited'], ['message_deleted', 'deleted']] as const) {
+      for (const [trigger, action] of [
+        ['message_edited', 'edited'],
+        ['message_deleted', 'deleted'],
+      ] as const) {
         const action_ = data(trigger).message;
         assert.deepEqual([action_.category, action_.type, action_.data.action], ['action', 'message', action]);
         assert.equal(action_.data.entities.on.entity.id, message.id);
@@ -205,14 +208,17 @@ describe('webhook delivery', () => {
     }
   });
 
-  it("retries a failing endpoint (10 s, 30 s, then longer: shortened here) with the same delivery id until it answers 2xx", async () => {
+  it('retries a failing endpoint (10 s, 30 s, then longer: shortened here) with the same delivery id until it answers 2xx', async () => {
     const receiver = await startReceiver((_request, n) => ({ status: n < 2 ? 500 : 200 }));
     try {
       const webhook = await createWebhook(t.appA, receiver, ['message_sent'], { retryOnFailure: true });
       const [alice, bob] = await newUids(t, t.appA, 2);
       await send(t.appA, alice!, bob!, 'try again');
       const got = await receiver.waitFor((r) => r.length >= 3);
-      assert.deepEqual(got.map((r) => r.headers['x-parley-attempt']), ['1', '2', '3']);
+      assert.deepEqual(
+        got.map((r) => r.headers['x-parley-attempt']),
+        ['1', '2', '3'],
+      );
       assert.equal(new Set(got.map((r) => r.headers['x-parley-delivery'])).size, 1);
       assert.ok(got[1]!.at - got[0]!.at >= 45, 'the first retry waits');
       const log = await waitForLog(t.appA, webhook.id, (rows) => rows[0]?.status === 'delivered');
@@ -254,13 +260,23 @@ describe('webhook delivery', () => {
       const since = Math.floor(Date.now() / 1000) - 1;
       for (let n = 0; n < 3; n++) await send(t.appA, alice!, bob!, `f${n}`);
       const failed = await waitForLog(t.appA, webhook.id, (rows) => rows.length === 3 && rows.every((row) => row.status === 'failed'));
-      assert.deepEqual(failed.map((row) => Number(row.id)), failed.map((row) => Number(row.id)).sort((a, b) => b - a), 'newest first');
+      assert.deepEqual(
+        failed.map((row) => Number(row.id)),
+        failed.map((row) => Number(row.id)).sort((a, b) => b - a),
+        'newest first',
+      );
       const base = `/apps/${t.appA.appId}/webhooks/${webhook.id}/deliveries`;
       const first = body(await mgmt(base, { query: { limit: '2' } }));
-      assert.deepEqual(first.data.map((row: any) => row.id), failed.slice(0, 2).map((row) => row.id));
+      assert.deepEqual(
+        first.data.map((row: any) => row.id),
+        failed.slice(0, 2).map((row) => row.id),
+      );
       assert.equal(first.meta.next.before, failed[1]!.id);
       const second = body(await mgmt(base, { query: { limit: '2', before: first.meta.next.before } }));
-      assert.deepEqual(second.data.map((row: any) => row.id), [failed[2]!.id]);
+      assert.deepEqual(
+        second.data.map((row: any) => row.id),
+        [failed[2]!.id],
+      );
       assert.equal(second.meta.next, undefined);
       assert.deepEqual(body(await mgmt(base, { query: { status: 'delivered' } })).data, []);
       answer = 200;
@@ -269,7 +285,10 @@ describe('webhook delivery', () => {
       assert.equal(body(again).data.count, 3);
       await waitForLog(t.appA, webhook.id, (rows) => rows.every((row) => row.status === 'delivered' && row.attempts === 1));
       // The same three ids, each delivered once more, in order.
-      assert.deepEqual(receiver.received.slice(3).map((d) => d.headers['x-parley-delivery']), [...failed].reverse().map((row) => row.id));
+      assert.deepEqual(
+        receiver.received.slice(3).map((d) => d.headers['x-parley-delivery']),
+        [...failed].reverse().map((row) => row.id),
+      );
       assert.equal(body(await mgmt(`${base}/redeliver`, { method: 'POST', body: { since } })).data.count, 0, 'nothing failed now');
       // Errors: another app's webhook, an unknown delivery, a malformed id, a bad status.
       assert.equal((await mgmt(`/apps/${t.appB.appId}/webhooks/${webhook.id}/deliveries`)).statusCode, 404);

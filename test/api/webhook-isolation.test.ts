@@ -71,7 +71,10 @@ it("gives a webhook whose endpoint never answers only its share of the posts in 
     // Within the silent endpoint's 30 s timeout: nothing of app A's can have freed a place.
     await fast.waitFor((r) => r.length >= 10, 15_000);
     assert.equal(silent.received.length, 2, 'the silent endpoint holds two posts, its share');
-    assert.deepEqual(fast.received.map((d) => d.body.trigger), Array(10).fill('message_sent'));
+    assert.deepEqual(
+      fast.received.map((d) => d.body.trigger),
+      Array(10).fill('message_sent'),
+    );
   } finally {
     // Closing the silent receiver ends its posts, so the dispatcher stops at once.
     await silent.close();

@@ -109,9 +109,7 @@ describe('vendor conformance', { skip: !available && 'needs ../shared/reference 
         );
         continue;
       }
-      const routed = vendor.prefixes.every((prefix) =>
-        t.app.hasRoute({ method: vendor.method.toUpperCase() as 'GET', url: `${prefix}${vendor.path}`.replace(/\{(\w+)\}/g, ':$1') }),
-      );
+      const routed = vendor.prefixes.every((prefix) => t.app.hasRoute({ method: vendor.method.toUpperCase() as 'GET', url: `${prefix}${vendor.path}`.replace(/\{(\w+)\}/g, ':$1') }));
       const listed = unsupported.get(vendor.operationId);
       if (routed) {
         const documented = ours.get(`${vendor.method} ${vendor.prefixes[0]}${vendor.path}`);

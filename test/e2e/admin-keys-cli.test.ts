@@ -126,6 +126,9 @@ describe('the first start', () => {
       assert.equal(code, 0, again.output());
     }
     const listed = JSON.parse((await runCli(['admin', 'keys', 'list', '--json'], deployment.env)).stdout) as Array<{ key: string }>;
-    assert.deepEqual(listed.map((k) => k.key), [key]);
+    assert.deepEqual(
+      listed.map((k) => k.key),
+      [key],
+    );
   });
 });

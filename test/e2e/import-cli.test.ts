@@ -35,14 +35,11 @@ after(async () => {
 function get(app: { appId: string; apiKey: string }, url: string): Promise<any> {
   return new Promise((resolve, reject) => {
     const host = `${app.appId}.api-us.localhost`;
-    const request = https.request(
-      { host: '127.0.0.1', port: server.port, path: url, servername: host, ca, headers: { host, apikey: app.apiKey } },
-      (response) => {
-        let text = '';
-        response.on('data', (chunk) => (text += chunk));
-        response.on('end', () => (response.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(`${url}: ${response.statusCode} ${text}`))));
-      },
-    );
+    const request = https.request({ host: '127.0.0.1', port: server.port, path: url, servername: host, ca, headers: { host, apikey: app.apiKey } }, (response) => {
+      let text = '';
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => (response.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(`${url}: ${response.statusCode} ${text}`))));
+    });
     request.on('error', reject);
     request.end();
   });
@@ -57,9 +54,7 @@ function runImport(file: string, app: { url: string; apiKey: string }, extra: st
     stderr += chunk;
     for (const match of chunk.toString().matchAll(/(\d+)\/\d+ records/g)) onProgress?.(Number(match[1]), (signal) => child.kill(signal));
   });
-  return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stderr })),
-  );
+  return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stderr })));
 }
 
 /** A file of mixed records: users, groups (each owned by a user), members and messages, shuffled by kind. */
@@ -145,7 +140,10 @@ describe('parley import', () => {
     for (let page = 1; page <= 2; page++) groups.push(...(await get(app, `/v3/groups?perPage=100&page=${page}`)).data);
     assert.equal(groups.length, sizes.groups);
     // Each group: its owner and its imported members.
-    assert.equal(groups.reduce((sum, group) => sum + group.membersCount, 0), sizes.groups * (sizes.membersPerGroup + 1));
+    assert.equal(
+      groups.reduce((sum, group) => sum + group.membersCount, 0),
+      sizes.groups * (sizes.membersPerGroup + 1),
+    );
     const messages = await allMessages(app);
     assert.equal(messages.length, sizes.messages);
     assert.deepEqual(new Set(messages.map((message) => message.muid)), new Set(muids));
@@ -155,7 +153,12 @@ describe('parley import', () => {
     }
     const byConversation = new Map<string, number[]>();
     for (const message of messages) byConversation.set(message.conversationId, [...(byConversation.get(message.conversationId) ?? []), message.sentAt]);
-    for (const [conversation, times] of byConversation) assert.deepEqual(times, [...times].sort((a, b) => a - b), conversation);
+    for (const [conversation, times] of byConversation)
+      assert.deepEqual(
+        times,
+        [...times].sort((a, b) => a - b),
+        conversation,
+      );
   });
 
   it('exits 1 when the server refuses the key, reporting no record', async () => {

@@ -44,9 +44,7 @@ function upload(app: TestApp['appA'], length: number) {
   socket.setNoDelay(true);
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   socket.on('error', () => {});
-  socket.write(
-    `POST /v3/data_import/users HTTP/1.1\r\nhost: ${hostOf(app)}\r\napikey: ${app.apiKey}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`,
-  );
+  socket.write(`POST /v3/data_import/users HTTP/1.1\r\nhost: ${hostOf(app)}\r\napikey: ${app.apiKey}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`);
   const response = new Promise<RawResponse>((resolve, reject) => {
     let received = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
@@ -136,7 +134,10 @@ describe('data import uploads over sockets', () => {
     assert.ok(took >= GRACE_MS && took < 10_000, `cut after ${took} ms`);
     // Both places are free again.
     const both = await Promise.all([importNow(t.appA, uniqueId('again')), importNow(t.appA, uniqueId('again'))]);
-    assert.deepEqual(both.map((call) => call.status), [200, 200]);
+    assert.deepEqual(
+      both.map((call) => call.status),
+      [200, 200],
+    );
   });
 
   it('answers a body of a type it does not read (415) and goes on serving the connection and the places', async () => {
@@ -207,6 +208,9 @@ describe('data import uploads over sockets', () => {
     // Nobody waits any more: A alone may use both places again.
     await sleep(5_100);
     const alone = await Promise.all([importNow(t.appA, uniqueId('a')), importNow(t.appA, uniqueId('a'))]);
-    assert.deepEqual(alone.map((call) => call.status), [200, 200]);
+    assert.deepEqual(
+      alone.map((call) => call.status),
+      [200, 200],
+    );
   });
 });

@@ -116,7 +116,7 @@ function parseExposition(text: string): Map<string, Family> {
 }
 
 /** The value of the sample of `family` whose labels include `labels` (undefined when there is none). */
-function valueOf(families: Map<string, Family>, name: string, labels: Record<string, string> = {}, sampleName = name): number | undefined {
+function sampleValue(families: Map<string, Family>, name: string, labels: Record<string, string> = {}, sampleName = name): number | undefined {
   const sample = families.get(name)?.samples.find((s) => s.name === sampleName && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   return sample?.value;
 }
@@ -185,25 +185,27 @@ describe('metrics', () => {
     const before = parseExposition(first.text);
 
     for (const uid of ['ada', 'bob']) assert.equal((await call('POST', '/v3/users', { uid, name: uid })).status, 200);
-    for (let i = 0; i < 20; i++) assert.equal((await call('POST', '/v3/messages', { receiver: 'bob', receiverType: 'user', category: 'message', type: 'text', data: { text: `hi ${i}` } }, 'ada')).status, 200);
+    for (let i = 0; i < 20; i++)
+      assert.equal((await call('POST', '/v3/messages', { receiver: 'bob', receiverType: 'user', category: 'message', type: 'text', data: { text: `hi ${i}` } }, 'ada')).status, 200);
     // The same page three times: read, read and kept, then sent from the copy (a hit).
     for (let i = 0; i < 3; i++) assert.equal((await call('GET', '/v3/users/bob/messages', undefined, 'ada')).status, 200);
     assert.equal((await call('GET', '/v3/users/nobody-here')).status, 404);
     assert.equal((await call('GET', '/no/such/route')).status, 404);
     const imports = [];
-    for (let i = 0; i < 3; i++) imports.push((await call('POST', '/v3/data_import/users', { users: { [`imp-${i}`]: { uid: `imp-${i}`, name: 'Imported' }, [`bad-${i}`]: { uid: `bad-${i}` } } })).status);
+    for (let i = 0; i < 3; i++)
+      imports.push((await call('POST', '/v3/data_import/users', { users: { [`imp-${i}`]: { uid: `imp-${i}`, name: 'Imported' }, [`bad-${i}`]: { uid: `bad-${i}` } } })).status);
     assert.deepEqual(imports, [200, 200, 429]);
     await receiver.waitFor((received) => received.length >= 20, 20_000);
 
     // The deliveries settle (and are counted) just after their receiver answered.
     let after = parseExposition((await scrape(server.metricsPort!)).text);
-    for (let tries = 0; (valueOf(after, 'parley_event_deliveries_total', { consumer: 'webhooks', outcome: 'delivered' }) ?? 0) < 20 && tries < 100; tries++) {
+    for (let tries = 0; (sampleValue(after, 'parley_event_deliveries_total', { consumer: 'webhooks', outcome: 'delivered' }) ?? 0) < 20 && tries < 100; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       after = parseExposition((await scrape(server.metricsPort!)).text);
     }
     const moved = (name: string, labels: Record<string, string>, by: number, sample = name) => {
-      const was = valueOf(before, name, labels, sample) ?? 0;
-      const now = valueOf(after, name, labels, sample);
+      const was = sampleValue(before, name, labels, sample) ?? 0;
+      const now = sampleValue(after, name, labels, sample);
       assert.ok(now !== undefined, `${sample}${JSON.stringify(labels)} is exposed`);
       assert.ok(now - was >= by, `${sample}${JSON.stringify(labels)} moved by at least ${by}: ${was} → ${now}`);
     };
@@ -219,21 +221,28 @@ describe('metrics', () => {
     moved('parley_http_request_duration_seconds', { route: '/v3/messages', method: 'POST', le: '+Inf' }, 20, 'parley_http_request_duration_seconds_bucket');
     // The database pool.
     moved('parley_db_pool_acquired_total', { pool: 'requests' }, 20);
-    assert.ok((valueOf(after, 'parley_db_pool_max_connections', { pool: 'requests' }) ?? 0) >= 1);
-    for (const name of ['parley_db_pool_open_connections', 'parley_db_pool_idle_connections', 'parley_db_pool_waiting', 'parley_db_pool_waits_total', 'parley_db_pool_wait_seconds_total', 'parley_db_pool_acquire_timeouts_total']) {
-      assert.ok(valueOf(after, name, { pool: 'requests' }) !== undefined, name);
+    assert.ok((sampleValue(after, 'parley_db_pool_max_connections', { pool: 'requests' }) ?? 0) >= 1);
+    for (const name of [
+      'parley_db_pool_open_connections',
+      'parley_db_pool_idle_connections',
+      'parley_db_pool_waiting',
+      'parley_db_pool_waits_total',
+      'parley_db_pool_wait_seconds_total',
+      'parley_db_pool_acquire_timeouts_total',
+    ]) {
+      assert.ok(sampleValue(after, name, { pool: 'requests' }) !== undefined, name);
     }
     // The coalesced sends: their batches and what waits.
     moved('parley_batcher_batch_size', { batcher: 'send' }, 1, 'parley_batcher_batch_size_count');
     moved('parley_batcher_batch_size', { batcher: 'send' }, 20, 'parley_batcher_batch_size_sum');
-    for (const name of ['parley_batcher_queued', 'parley_batcher_in_flight', 'parley_batcher_stalled']) assert.equal(valueOf(after, name, { batcher: 'send' }), 0, name);
+    for (const name of ['parley_batcher_queued', 'parley_batcher_in_flight', 'parley_batcher_stalled']) assert.equal(sampleValue(after, name, { batcher: 'send' }), 0, name);
     // The event log: its safe id moved with the sends, the webhooks' lag, deliveries and their attempts.
-    assert.ok((valueOf(after, 'parley_event_log_safe_id') ?? 0) > (valueOf(before, 'parley_event_log_safe_id') ?? 0));
-    assert.ok(valueOf(after, 'parley_event_consumer_lag_events', { consumer: 'webhooks' }) !== undefined);
+    assert.ok((sampleValue(after, 'parley_event_log_safe_id') ?? 0) > (sampleValue(before, 'parley_event_log_safe_id') ?? 0));
+    assert.ok(sampleValue(after, 'parley_event_consumer_lag_events', { consumer: 'webhooks' }) !== undefined);
     moved('parley_event_deliveries_total', { consumer: 'webhooks', outcome: 'delivered' }, 20);
     moved('parley_event_fanned_out_total', { consumer: 'webhooks' }, 20);
     moved('parley_event_delivery_attempt_seconds', { consumer: 'webhooks', result: 'ok' }, 20, 'parley_event_delivery_attempt_seconds_count');
-    assert.ok(valueOf(after, 'parley_event_lanes_in_flight', { consumer: 'webhooks' }) !== undefined);
+    assert.ok(sampleValue(after, 'parley_event_lanes_in_flight', { consumer: 'webhooks' }) !== undefined);
     // Rate limits, imports, caches.
     moved('parley_rate_limit_refusals_total', { class: 'import' }, 1);
     moved('parley_import_records_total', { kind: 'users', result: 'stored' }, 2);
@@ -241,8 +250,8 @@ describe('metrics', () => {
     moved('parley_cache_lookups_total', { cache: 'credentials', result: 'hit' }, 20);
     moved('parley_cache_lookups_total', { cache: 'history_pages', result: 'hit' }, 1);
     moved('parley_cache_lookups_total', { cache: 'history_pages', result: 'miss' }, 2);
-    assert.ok((valueOf(after, 'parley_cache_entries', { cache: 'history_pages' }) ?? 0) >= 1);
-    assert.ok((valueOf(after, 'parley_cache_bytes', { cache: 'history_pages' }) ?? 0) > 0);
+    assert.ok((sampleValue(after, 'parley_cache_entries', { cache: 'history_pages' }) ?? 0) >= 1);
+    assert.ok((sampleValue(after, 'parley_cache_bytes', { cache: 'history_pages' }) ?? 0) > 0);
     // prom-client's default metrics: memory, CPU, the event loop's delay.
     for (const name of ['process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'process_cpu_seconds_total', 'nodejs_eventloop_lag_seconds', 'nodejs_eventloop_lag_p99_seconds']) {
       assert.ok(after.has(name), name);
@@ -260,7 +269,7 @@ describe('metrics', () => {
     const app = perApp.defaultApp!;
     assert.equal((await callServer(agent, perApp, app, 'GET', '/v3/users')).status, 200);
     const families = parseExposition((await scrape(perApp.metricsPort!)).text);
-    assert.equal(valueOf(families, 'parley_http_requests_total', { route: '/v3/users', method: 'GET', status: '200', app: app.appId }), 1);
+    assert.equal(sampleValue(families, 'parley_http_requests_total', { route: '/v3/users', method: 'GET', status: '200', app: app.appId }), 1);
   });
 });
 

@@ -13,10 +13,7 @@ interface Reply {
 }
 
 /** One request over a real socket. `host` is the Host header; the connection goes to 127.0.0.1. */
-function request(
-  server: ServerProcess,
-  options: { path: string; host: string; method?: string; headers?: Record<string, string>; body?: unknown; ca?: string },
-): Promise<Reply> {
+function request(server: ServerProcess, options: { path: string; host: string; method?: string; headers?: Record<string, string>; body?: unknown; ca?: string }): Promise<Reply> {
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
   const client = server.scheme === 'https' ? https : http;
   return new Promise((resolve, reject) => {
@@ -78,13 +75,10 @@ describe('parley serve over TLS', () => {
 
   it('refuses plain HTTP on its TLS port', async () => {
     const plain = new Promise<number>((resolve, reject) => {
-      const req = http.request(
-        { host: '127.0.0.1', port: server.port, path: '/v3/users', headers: { Host: host, apikey: app.apiKey } },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
+      const req = http.request({ host: '127.0.0.1', port: server.port, path: '/v3/users', headers: { Host: host, apikey: app.apiKey } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
       req.on('error', reject);
       req.end();
     });

@@ -46,7 +46,6 @@ describe('webhooks and streams across two processes on one PostgreSQL', { skip: 
 
   const call = (server: ServerProcess, method: string, path: string, payload?: unknown, onBehalfOf?: string) => callServer(agent, server, app, method, path, payload, onBehalfOf);
 
-
   /** A live stream of message_sent on `server`: the message ids it got. */
   function stream(server: ServerProcess): Promise<{ ids: string[]; close(): void }> {
     return new Promise((resolve, reject) => {
@@ -61,7 +60,10 @@ describe('webhooks and streams across two processes on one PostgreSQL', { skip: 
             buffer += chunk;
             let end: number;
             while ((end = buffer.indexOf('\n\n')) >= 0) {
-              const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
+              const data = buffer
+                .slice(0, end)
+                .split('\n')
+                .find((line) => line.startsWith('data: '));
               buffer = buffer.slice(end + 2);
               if (data) ids.push(String(JSON.parse(data.slice(6)).data.message.id));
             }
@@ -97,7 +99,10 @@ describe('webhooks and streams across two processes on one PostgreSQL', { skip: 
       assert.deepEqual([...new Set(ids)].sort(), [...sent].sort());
       assert.equal(new Set(receiver.received.map((d) => d.headers['x-parley-delivery'])).size, MESSAGES);
       // One conversation: delivered in the order of the log.
-      assert.deepEqual(ids, [...ids].sort((a, b) => Number(a) - Number(b)));
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => Number(a) - Number(b)),
+      );
       const deadline = Date.now() + 10_000;
       while (streams.some((s) => s.ids.length < MESSAGES) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       for (const s of streams) assert.deepEqual([...s.ids].sort(), [...sent].sort());

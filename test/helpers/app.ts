@@ -47,7 +47,24 @@ export function hostOf(app: { appId: string }, region = TEST_REGION): string {
  * default) with the clock of their windows, or the domain (`localhost`: a real client reaches
  * `<appId>.api-us.localhost` on a listening app; `call` then needs an `appId` header).
  */
-export type TestConfig = Partial<Pick<Config, 'domain' | 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookRetry' | 'bodyLimit' | 'importMaxRecords' | 'importBodyLimit' | 'importConcurrency' | 'importUploadRate' | 'authFailureLimits' | 'eventStreams' | 'redisUrl' | 'redisKeyPrefix'>> & {
+export type TestConfig = Partial<
+  Pick<
+    Config,
+    | 'domain'
+    | 'webhookAllowPrivate'
+    | 'webhookTimeoutMs'
+    | 'webhookRetry'
+    | 'bodyLimit'
+    | 'importMaxRecords'
+    | 'importBodyLimit'
+    | 'importConcurrency'
+    | 'importUploadRate'
+    | 'authFailureLimits'
+    | 'eventStreams'
+    | 'redisUrl'
+    | 'redisKeyPrefix'
+  >
+> & {
   rateLimits?: Partial<RateLimits>;
   clock?: () => number;
   /** The event feed's polling (see createServices). */

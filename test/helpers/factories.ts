@@ -29,12 +29,7 @@ export interface GroupFields {
 }
 
 /** Creates a group through the API (as `onBehalfOf` when given) and returns it. */
-export async function newGroup(
-  t: TestApp,
-  app: CreatedApp,
-  fields: GroupFields = {},
-  onBehalfOf?: string,
-): Promise<Record<string, any>> {
+export async function newGroup(t: TestApp, app: CreatedApp, fields: GroupFields = {}, onBehalfOf?: string): Promise<Record<string, any>> {
   const guid = fields.guid ?? uniqueId('group');
   const response = await t.call(app, '/v3/groups', {
     method: 'POST',

@@ -31,8 +31,26 @@ export function requestRng(seed: number, index: number): Rng {
 
 /** Text PostgreSQL cannot store, or that is odd in other ways; JSON.stringify escapes it. */
 export const NASTY_TEXT = [
-  'a\u0000b', '\u0000', 'x\ud800', '\udfff', '\ud83d', 'ü漢字🚀', '\u202e\u200b', ' ', '', '%00', '../../etc/passwd',
-  '<script>alert(1)</script>', "' or 1=1 --", '${jndi:x}', 'UPPER-Case_Id', 'a,b,,c', '\\', '"', '\n\r\t',
+  'a\u0000b',
+  '\u0000',
+  'x\ud800',
+  '\udfff',
+  '\ud83d',
+  'ü漢字🚀',
+  '\u202e\u200b',
+  ' ',
+  '',
+  '%00',
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  "' or 1=1 --",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a hostile input, not a template
+  '${jndi:x}',
+  'UPPER-Case_Id',
+  'a,b,,c',
+  '\\',
+  '"',
+  '\n\r\t',
 ];
 
 /** Values of JSON's every type, for a field of any type. */
@@ -43,19 +61,35 @@ export const HUGE_VALUES: unknown[] = [2 ** 64, -(2 ** 63), 2 ** 31, 2 ** 53 + 2
 
 /** Numbers as JSON text: beyond a double (1e309), below its precision (1e-400), or 400 digits long. */
 export const HUGE_NUMBER_TEXT = [
-  '1e309', '-1e309', '1e-400', '-0', '18446744073709551616', '-9223372036854775809', '9'.repeat(400), `0.${'0'.repeat(400)}1`,
-  '1E+999999999', '123456789012345678901234567890.5', '2147483648', '1.7976931348623157e309',
+  '1e309',
+  '-1e309',
+  '1e-400',
+  '-0',
+  '18446744073709551616',
+  '-9223372036854775809',
+  '9'.repeat(400),
+  `0.${'0'.repeat(400)}1`,
+  '1E+999999999',
+  '123456789012345678901234567890.5',
+  '2147483648',
+  '1.7976931348623157e309',
 ];
 
 /** A value of a wrong type, a huge number, nasty text, a long string or array. */
 export function junkValue(r: Rng): unknown {
   switch (r.int(6)) {
-    case 0: return r.pick(WRONG_TYPES);
-    case 1: return r.pick(HUGE_VALUES);
-    case 2: return r.pick(NASTY_TEXT);
-    case 3: return 'x'.repeat(r.pick([101, 256, 1001, 5121, 70_000]));
-    case 4: return Array.from({ length: r.pick([26, 101, 1001, 10_001]) }, (_, i) => (r.chance(0.5) ? `u${i}` : i));
-    default: return Object.fromEntries(Array.from({ length: r.pick([30, 300]) }, (_, i) => [`k${i}`, 'v'.repeat(r.int(40))]));
+    case 0:
+      return r.pick(WRONG_TYPES);
+    case 1:
+      return r.pick(HUGE_VALUES);
+    case 2:
+      return r.pick(NASTY_TEXT);
+    case 3:
+      return 'x'.repeat(r.pick([101, 256, 1001, 5121, 70_000]));
+    case 4:
+      return Array.from({ length: r.pick([26, 101, 1001, 10_001]) }, (_, i) => (r.chance(0.5) ? `u${i}` : i));
+    default:
+      return Object.fromEntries(Array.from({ length: r.pick([30, 300]) }, (_, i) => [`k${i}`, 'v'.repeat(r.int(40))]));
   }
 }
 
@@ -73,8 +107,14 @@ export function deepJson(r: Rng, depth: number): string {
 
 /** Bytes that are not UTF-8: a lone surrogate (CESU), overlong NUL and slash, stray continuation bytes, 0xFF. */
 export const BAD_UTF8: Buffer[] = [
-  Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xed, 0xbf, 0xbf]), Buffer.from([0xc0, 0x80]), Buffer.from([0xc0, 0xaf]),
-  Buffer.from([0xe0, 0x80, 0x80]), Buffer.from([0xf8, 0x88, 0x80, 0x80, 0x80]), Buffer.from([0x80]), Buffer.from([0xff, 0xfe]),
+  Buffer.from([0xed, 0xa0, 0x80]),
+  Buffer.from([0xed, 0xbf, 0xbf]),
+  Buffer.from([0xc0, 0x80]),
+  Buffer.from([0xc0, 0xaf]),
+  Buffer.from([0xe0, 0x80, 0x80]),
+  Buffer.from([0xf8, 0x88, 0x80, 0x80, 0x80]),
+  Buffer.from([0x80]),
+  Buffer.from([0xff, 0xfe]),
   Buffer.from([0xf4, 0x90, 0x80, 0x80]),
 ];
 
@@ -101,26 +141,88 @@ export function rawBody(r: Rng, json: string, holed: boolean): RawBody {
     return Buffer.concat([Buffer.from(`${before}"a`), bad, Buffer.from(`b"${after ?? ''}`)]);
   };
   switch (r.int(12)) {
-    case 0: return asJson(json.slice(0, r.int(Math.max(1, json.length - 1))), 'malformed: truncated');
-    case 1: return asJson(`${json}${r.pick(['}', ',', 'x', ' {"a":1}', '\u0000', ']'])}`, 'malformed: trailing garbage');
-    case 2: return asJson(r.pick(['', ' ', 'null', '"x"', '[]', '1', 'tru', '{', '{"a":}', "{'a':1}", '{"a":1,}', '\ufeff{}']), 'malformed: empty or not an object');
-    case 3: return { payload: json, contentType: r.pick(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json; charset=utf-16', 'application/jsonx', '*/*', '']), family: 'malformed: wrong content type' };
-    case 4: return { payload: json, contentType: undefined, family: 'malformed: no content type' };
-    case 5: return asJson(bytesIn(r.pick(BAD_UTF8)), 'unicode: invalid UTF-8 bytes');
-    case 6: return asJson(fill(r.pick(['"\\ud800"', '"\\udc00x"', '"a\\u0000"', '{"\\ud800":1}', '{"a\\u0000":1}', '"\\ud83d\\ud83d"'])), 'unicode: lone surrogate or NUL escapes');
-    case 7: return asJson(fill(deepJson(r, r.pick([65, 65, 129, 5000]))), 'nesting: deep value');
-    case 8: return asJson(deepJson(r, r.pick([64, 65, 5000, 100_000])), 'nesting: deep body');
-    case 9: return asJson(fill(r.pick(HUGE_NUMBER_TEXT)), 'numbers: beyond a double');
-    case 10: return asJson(fill(r.pick(['{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"x":1}}}', '{"a":1,"a":2}'])), 'malformed: prototype keys and duplicates');
-    default: return asJson(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]), 'unicode: byte order mark');
+    case 0:
+      return asJson(json.slice(0, r.int(Math.max(1, json.length - 1))), 'malformed: truncated');
+    case 1:
+      return asJson(`${json}${r.pick(['}', ',', 'x', ' {"a":1}', '\u0000', ']'])}`, 'malformed: trailing garbage');
+    case 2:
+      return asJson(r.pick(['', ' ', 'null', '"x"', '[]', '1', 'tru', '{', '{"a":}', "{'a':1}", '{"a":1,}', '\ufeff{}']), 'malformed: empty or not an object');
+    case 3:
+      return {
+        payload: json,
+        contentType: r.pick([
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          'application/xml',
+          'application/json; charset=utf-16',
+          'application/jsonx',
+          '*/*',
+          '',
+        ]),
+        family: 'malformed: wrong content type',
+      };
+    case 4:
+      return { payload: json, contentType: undefined, family: 'malformed: no content type' };
+    case 5:
+      return asJson(bytesIn(r.pick(BAD_UTF8)), 'unicode: invalid UTF-8 bytes');
+    case 6:
+      return asJson(fill(r.pick(['"\\ud800"', '"\\udc00x"', '"a\\u0000"', '{"\\ud800":1}', '{"a\\u0000":1}', '"\\ud83d\\ud83d"'])), 'unicode: lone surrogate or NUL escapes');
+    case 7:
+      return asJson(fill(deepJson(r, r.pick([65, 65, 129, 5000]))), 'nesting: deep value');
+    case 8:
+      return asJson(deepJson(r, r.pick([64, 65, 5000, 100_000])), 'nesting: deep body');
+    case 9:
+      return asJson(fill(r.pick(HUGE_NUMBER_TEXT)), 'numbers: beyond a double');
+    case 10:
+      return asJson(fill(r.pick(['{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"x":1}}}', '{"a":1,"a":2}'])), 'malformed: prototype keys and duplicates');
+    default:
+      return asJson(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]), 'unicode: byte order mark');
   }
 }
 
 /** Path segments that are not what the path names: encoded NUL, bytes that are not UTF-8, dots, 5,000 characters. */
 export const PATH_JUNK = [
-  '%00', 'a%00b', '%ED%A0%80', '%C0%80', '%FF', '%E0%80%80', '..', '.', '%2e%2e', '%2F', 'a%20b', '%25', 'x'.repeat(5000),
-  '%F0%9F%9A%80', 'UPPER', '-1', '0', '99999999999999999999', '1e309', 'NaN', 'null', encodeURIComponent('ü漢字'),
+  '%00',
+  'a%00b',
+  '%ED%A0%80',
+  '%C0%80',
+  '%FF',
+  '%E0%80%80',
+  '..',
+  '.',
+  '%2e%2e',
+  '%2F',
+  'a%20b',
+  '%25',
+  'x'.repeat(5000),
+  '%F0%9F%9A%80',
+  'UPPER',
+  '-1',
+  '0',
+  '99999999999999999999',
+  '1e309',
+  'NaN',
+  'null',
+  encodeURIComponent('ü漢字'),
 ];
 
 /** Query values: the same, as text. */
-export const QUERY_JUNK = ['', ' ', '\u0000', 'x\ud800', '-1', '0', '-0', '1e309', '99999999999999999999', 'NaN', 'Infinity', 'true', 'null', 'a,b,,c', 'x'.repeat(3000), ...HUGE_NUMBER_TEXT.slice(0, 4)];
+export const QUERY_JUNK = [
+  '',
+  ' ',
+  '\u0000',
+  'x\ud800',
+  '-1',
+  '0',
+  '-0',
+  '1e309',
+  '99999999999999999999',
+  'NaN',
+  'Infinity',
+  'true',
+  'null',
+  'a,b,,c',
+  'x'.repeat(3000),
+  ...HUGE_NUMBER_TEXT.slice(0, 4),
+];

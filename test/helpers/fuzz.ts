@@ -135,11 +135,17 @@ function schemaValue(r: Rng, schema: any, marker: string, depth: number): unknow
       const base = schema.pattern ? `fz${marker}${r.int(1000)}` : `fuzz ${marker} ${r.pick(['ü漢字🚀', 'x', '<b>'])}`;
       return base.slice(0, Math.max(1, schema.maxLength ?? 200));
     }
-    case 'integer': case 'number': return Math.max(schema.minimum ?? 0, Math.min(schema.maximum ?? 1000, r.int(1000)));
-    case 'boolean': return r.chance(0.5);
-    case 'array': return depth > 3 ? [] : Array.from({ length: r.int(3) }, () => schemaValue(r, schema.items, marker, depth + 1));
-    case 'object': return depth > 3 ? {} : { [`k${r.int(5)}`]: `v ${marker}` };
-    default: return `any ${marker}`;
+    case 'integer':
+    case 'number':
+      return Math.max(schema.minimum ?? 0, Math.min(schema.maximum ?? 1000, r.int(1000)));
+    case 'boolean':
+      return r.chance(0.5);
+    case 'array':
+      return depth > 3 ? [] : Array.from({ length: r.int(3) }, () => schemaValue(r, schema.items, marker, depth + 1));
+    case 'object':
+      return depth > 3 ? {} : { [`k${r.int(5)}`]: `v ${marker}` };
+    default:
+      return `any ${marker}`;
   }
 }
 
@@ -174,20 +180,45 @@ function hostileHeaders(r: Rng, headers: Record<string, string | string[]>, self
   switch (family) {
     case 'appId header':
       headers.host = r.pick(['localhost', '127.0.0.1:3000', '[::1]', `chat.${TEST_DOMAIN}`]);
-      headers.appid = r.pick([`${id}\u0000`, 'a\u0000b', `${id}\ud800`, 'x'.repeat(r.pick([64, 10_000, 100_000])), 'ü漢字', ` ${id.toUpperCase()} `, other.app.appId, id, '-', `${id}.${other.app.appId}`]);
+      headers.appid = r.pick([
+        `${id}\u0000`,
+        'a\u0000b',
+        `${id}\ud800`,
+        'x'.repeat(r.pick([64, 10_000, 100_000])),
+        'ü漢字',
+        ` ${id.toUpperCase()} `,
+        other.app.appId,
+        id,
+        '-',
+        `${id}.${other.app.appId}`,
+      ]);
       if (r.chance(0.2)) headers.appid = [String(headers.appid), other.app.appId];
       break;
     case 'host':
       headers.host = r.pick([
-        `${hostOf(self.app)}:443`, hostOf(self.app).toUpperCase(), `${hostOf(self.app)}.`, `${id}.api-eu.${TEST_DOMAIN}`, hostOf(other.app),
-        `${hostOf(self.app)}.evil.example`, `evil.example@${hostOf(self.app)}`, `${id}\u0000.api-${TEST_REGION}.${TEST_DOMAIN}`,
-        `${'x'.repeat(70_000)}.api-${TEST_REGION}.${TEST_DOMAIN}`, '', ' ', `${id}..api-${TEST_REGION}.${TEST_DOMAIN}`,
+        `${hostOf(self.app)}:443`,
+        hostOf(self.app).toUpperCase(),
+        `${hostOf(self.app)}.`,
+        `${id}.api-eu.${TEST_DOMAIN}`,
+        hostOf(other.app),
+        `${hostOf(self.app)}.evil.example`,
+        `evil.example@${hostOf(self.app)}`,
+        `${id}\u0000.api-${TEST_REGION}.${TEST_DOMAIN}`,
+        `${'x'.repeat(70_000)}.api-${TEST_REGION}.${TEST_DOMAIN}`,
+        '',
+        ' ',
+        `${id}..api-${TEST_REGION}.${TEST_DOMAIN}`,
       ]);
       if (r.chance(0.3)) headers.appid = other.app.appId;
       break;
     case 'duplicate apiKey': {
       const key = String(headers.apikey ?? self.app.apiKey);
-      headers.apikey = r.pick([[key, 'junk'], ['junk', key], [key, key], [key, `${key}\u0000`]]);
+      headers.apikey = r.pick([
+        [key, 'junk'],
+        ['junk', key],
+        [key, key],
+        [key, `${key}\u0000`],
+      ]);
       break;
     }
     case 'huge header':
@@ -225,14 +256,14 @@ export function fuzzRequest(fuzz: Fuzz, seed: number, index: number): FuzzReques
       return r.pick(PATH_JUNK);
     }
     const value = rule && 'kind' in rule ? entityValue(r, rule.kind, own, foreign, tame) : rule && 'plain' in rule && rule.example !== undefined ? rule.example : r.pick(['admin', 'participant', 'x']);
-    return encode(typeof value === 'string' ? value : JSON.stringify(value) ?? 'x');
+    return encode(typeof value === 'string' ? value : (JSON.stringify(value) ?? 'x'));
   });
   const query: string[] = [];
   for (const parameter of op.parameters) {
     if (parameter.in !== 'query' || !r.chance(0.35)) continue;
     const rule = QUERY_RULES[parameter.name];
     const value = !tame && r.chance(0.5) ? r.pick(QUERY_JUNK) : rule && 'kind' in rule ? entityValue(r, rule.kind, own, foreign) : schemaValue(r, parameter.schema, self.marker, 0);
-    query.push(`${encodeURIComponent(parameter.name)}=${encode(typeof value === 'string' ? value : JSON.stringify(value) ?? '')}`);
+    query.push(`${encodeURIComponent(parameter.name)}=${encode(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''))}`);
     if (r.chance(0.1)) query.push(`${encodeURIComponent(parameter.name)}=${encode(r.pick(QUERY_JUNK))}`);
   }
   if (query.length > 0) families.push('query');
@@ -276,7 +307,10 @@ export function fuzzRequest(fuzz: Fuzz, seed: number, index: number): FuzzReques
   if (!tame && actor === (actorIsA ? 'A' : 'B') && r.chance(0.2)) families.push(hostileHeaders(r, headers, self, other, payload !== undefined));
   const search = query.length > 0 ? `?${query.join('&')}` : '';
   return {
-    index, operationId: op.operationId, actor, families,
+    index,
+    operationId: op.operationId,
+    actor,
+    families,
     inject: { method: op.method as 'GET', url: `${url}${search}`, headers, ...(payload !== undefined ? { payload } : {}) },
   };
 }
@@ -323,7 +357,18 @@ export async function runFuzz(fuzz: Fuzz, options: FuzzOptions): Promise<FuzzSum
   const { seed, requests, concurrency = 4, reseedEvery = 5000, keepFailures = 20 } = options;
   const from = options.from ?? 0;
   const summary: FuzzSummary = {
-    seed, requests: 0, statuses: {}, fivexx: 0, crossApp: 0, shape: 0, counts: 0, errorCodes: {}, families: {}, operations: {}, failures: [], durationMs: 0,
+    seed,
+    requests: 0,
+    statuses: {},
+    fivexx: 0,
+    crossApp: 0,
+    shape: 0,
+    counts: 0,
+    errorCodes: {},
+    families: {},
+    operations: {},
+    failures: [],
+    durationMs: 0,
   };
   const count = (table: Record<string, number>, key: string) => (table[key] = (table[key] ?? 0) + 1);
   const started = Date.now();

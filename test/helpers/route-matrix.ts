@@ -16,15 +16,29 @@ import { listCondition, type Tenant } from './tenant-data.js';
 
 /** What a parameter can name: each kind has values from a seeded tenant. */
 export type Kind =
-  | 'user' | 'group' | 'role' | 'message' | 'apiKey' | 'authToken' | 'conversation' | 'reaction'
-  | 'tag' | 'search' | 'receiver' | 'receiverType' | 'mention'
-  | 'moderationRule' | 'keywordList' | 'reason'
+  | 'user'
+  | 'group'
+  | 'role'
+  | 'message'
+  | 'apiKey'
+  | 'authToken'
+  | 'conversation'
+  | 'reaction'
+  | 'tag'
+  | 'search'
+  | 'receiver'
+  | 'receiverType'
+  | 'mention'
+  | 'moderationRule'
+  | 'keywordList'
+  | 'reason'
   /** A rule's condition that references one of A's keyword lists by its id. */
   | 'keywordReference'
   /** A message one of A's rules held for review (the moderation queue names it). */
   | 'heldMessage'
   /** One of A's FCM providers, one of its APNs providers (named by their providerId). */
-  | 'fcmProvider' | 'apnsProvider'
+  | 'fcmProvider'
+  | 'apnsProvider'
   /** A conversation a user mutes: a 1:1 (named by one of A's users) or A's group. */
   | 'mutedConversation'
   /** A user that only A has (no twin): a list of users names it after a user a twin shares. */
@@ -66,38 +80,97 @@ const plain = (example?: unknown): Rule => (example === undefined ? { plain: tru
 const container: Rule = { container: true };
 
 export const PATH_RULES: Record<string, Rule> = {
-  uid: kind('user'), guid: kind('group'), role: kind('role'), id: kind('message'), apiKey: kind('apiKey'),
-  authToken: kind('authToken'), conversationId: kind('conversation'), reaction: kind('reaction'),
-  ruleId: kind('moderationRule'), keywordId: kind('keywordList'),
+  uid: kind('user'),
+  guid: kind('group'),
+  role: kind('role'),
+  id: kind('message'),
+  apiKey: kind('apiKey'),
+  authToken: kind('authToken'),
+  conversationId: kind('conversation'),
+  reaction: kind('reaction'),
+  ruleId: kind('moderationRule'),
+  keywordId: kind('keywordList'),
   // Notifications: a device's push token.
   pushToken: kind('pushToken'),
   // Catalogue names (the same for every app), not data of an app.
-  permission: plain('sendMessage'), scope: plain(),
+  permission: plain('sendMessage'),
+  scope: plain(),
 };
 
 /** Query parameters are filters of a list: a filter naming A's entities must find none of them in B. */
 export const QUERY_RULES: Record<string, Rule> = {
-  searchKey: kind('search'), role: kind('role'), roles: kind('role'), tags: kind('tag'), userTags: kind('tag'),
-  groupTags: kind('tag'), sender: kind('user'), mentionedUids: kind('user'), conversationId: kind('conversation'),
-  id: kind('message'), reasonId: kind('reason'),
+  searchKey: kind('search'),
+  role: kind('role'),
+  roles: kind('role'),
+  tags: kind('tag'),
+  userTags: kind('tag'),
+  groupTags: kind('tag'),
+  sender: kind('user'),
+  mentionedUids: kind('user'),
+  conversationId: kind('conversation'),
+  id: kind('message'),
+  reasonId: kind('reason'),
   // Notifications: the user whose preferences, mutes or time zone these are (required: filled in as a path parameter is).
   uid: kind('user'),
   // Notifications: push tokens are listed through an auth token; the log's filters.
-  authToken: kind('authToken'), messageId: kind('message'), receiver: kind('receiver'), member: kind('user'),
-  reactionSender: kind('user'), reactionReceiver: kind('user'),
+  authToken: kind('authToken'),
+  messageId: kind('message'),
+  receiver: kind('receiver'),
+  member: kind('user'),
+  reactionSender: kind('user'),
+  reactionReceiver: kind('user'),
   // The Metrics' range (Unix seconds): the caller's own app's counts, whatever it names.
-  fromDate: plain(Math.floor(Date.now() / 1000) - 3600), toDate: plain(Math.floor(Date.now() / 1000)),
+  fromDate: plain(Math.floor(Date.now() / 1000) - 3600),
+  toDate: plain(Math.floor(Date.now() / 1000)),
   ...Object.fromEntries(
-    ['all', 'reactionId', 'from', 'to', 'messageCategory', 'messageType', 'trigger', 'channel', 'provider', 'notificationTriggered',
-      'reason', 'success', 'logId'].map((name) => [name, plain()]),
+    ['all', 'reactionId', 'from', 'to', 'messageCategory', 'messageType', 'trigger', 'channel', 'provider', 'notificationTriggered', 'reason', 'success', 'logId'].map((name) => [name, plain()]),
   ),
   ...Object.fromEntries(
-    ['searchIn', 'status', 'count', 'perPage', 'page', 'withTags', 'onlyDeactivated', 'withDeactivated', 'scope', 'sortBy',
-      'sortOrder', 'affix', 'updatedAt', 'type', 'types', 'hasJoined', 'scopes', 'direction', 'limit', 'sentAt', 'fromTimestamp',
-      'toTimestamp', 'category', 'categories', 'hideReplies', 'hideDeleted', 'onlyDeleted', 'hasAttachments', 'attachmentTypes',
-      'hasMentions', 'hasLinks', 'mentionsWithTagInfo', 'mentionsWithBlockedInfo', 'hasReactions', 'receiverType',
-      'hideMessagesFromBlockedUsers', 'myMentionsOnly', 'unread', 'undelivered', 'conversationType', 'withUserAndGroupTags', 'recordEvents',
-      'source', 'moderate',
+    [
+      'searchIn',
+      'status',
+      'count',
+      'perPage',
+      'page',
+      'withTags',
+      'onlyDeactivated',
+      'withDeactivated',
+      'scope',
+      'sortBy',
+      'sortOrder',
+      'affix',
+      'updatedAt',
+      'type',
+      'types',
+      'hasJoined',
+      'scopes',
+      'direction',
+      'limit',
+      'sentAt',
+      'fromTimestamp',
+      'toTimestamp',
+      'category',
+      'categories',
+      'hideReplies',
+      'hideDeleted',
+      'onlyDeleted',
+      'hasAttachments',
+      'attachmentTypes',
+      'hasMentions',
+      'hasLinks',
+      'mentionsWithTagInfo',
+      'mentionsWithBlockedInfo',
+      'hasReactions',
+      'receiverType',
+      'hideMessagesFromBlockedUsers',
+      'myMentionsOnly',
+      'unread',
+      'undelivered',
+      'conversationType',
+      'withUserAndGroupTags',
+      'recordEvents',
+      'source',
+      'moderate',
     ].map((name) => [name, plain()]),
   ),
 };
@@ -112,54 +185,108 @@ let muids = 0;
 
 export const BODY_RULES: Record<string, Rule> = {
   ...Object.fromEntries(
-    ['uid', 'owner', 'sender', 'uidsToDeactivate', 'uidsToActivate', 'admins', 'moderators', 'participants',
-      'usersToBan', 'accepted', 'friends', 'blockedUids', 'uids'].map((name) => [name, kind('user')]),
+    ['uid', 'owner', 'sender', 'uidsToDeactivate', 'uidsToActivate', 'admins', 'moderators', 'participants', 'usersToBan', 'accepted', 'friends', 'blockedUids', 'uids'].map((name) => [
+      name,
+      kind('user'),
+    ]),
   ),
-  guid: kind('group'), guids: kind('group'), role: kind('role'), messageId: kind('message'),
-  receiver: kind('receiver'), receiverType: kind('receiverType'),
+  guid: kind('group'),
+  guids: kind('group'),
+  role: kind('role'),
+  messageId: kind('message'),
+  receiver: kind('receiver'),
+  receiverType: kind('receiverType'),
   // "The uid in the path (optional; checked when given)".
   conversationWith: { kind: 'user', samePath: 'uid' },
   // A message's content: its text mentions one of A's users.
   data: kind('mention'),
   memberId: { derived: (record) => `${String(record.guid)}_member_${String(record.uid)}` },
-  members: container, multipleReceivers: { container: true, separately: { replaces: ['receiver', 'receiverType'] } }, users: container, groups: container, messages: container,
+  members: container,
+  multipleReceivers: { container: true, separately: { replaces: ['receiver', 'receiverType'] } },
+  users: container,
+  groups: container,
+  messages: container,
   // What B writes about its own entities: names, texts, flags, times and catalogue values.
-  name: plain('Made in B'), tags: plain(['b-tag']),
+  name: plain('Made in B'),
+  tags: plain(['b-tag']),
   // A new one each time: a muid B has imported before answers ERR_IMPORT_MUID_ALREADY_EXISTS.
-  muid: { plain: true, fresh: () => `b-muid-${++muids}` }, sentAt: plain(now - 60),
-  permissions: plain({ sendMessage: 'allow' }), featuresToRestrict: plain(['getCall']),
+  muid: { plain: true, fresh: () => `b-muid-${++muids}` },
+  sentAt: plain(now - 60),
+  permissions: plain({ sendMessage: 'allow' }),
+  featuresToRestrict: plain(['getCall']),
   // Optional, but without it (or allowAll) the request is malformed.
   featuresToAllow: { plain: true, example: ['getCall'], always: true },
   ...Object.fromEntries(
-    ['avatar', 'link', 'statusMessage', 'metadata', 'withAuthToken', 'unset', 'permanent', 'force', 'platform', 'userAgent',
-      'appInfo', 'scope', 'type', 'password', 'icon', 'description', 'settings', 'allowAll', 'category',
-      'deleteMessagesPermanently', 'isBanned', 'joinedAt', 'createdAt', 'lastActiveAt', 'deactivatedAt', 'deliveredAt', 'readAt',
+    [
+      'avatar',
+      'link',
+      'statusMessage',
+      'metadata',
+      'withAuthToken',
+      'unset',
+      'permanent',
+      'force',
+      'platform',
+      'userAgent',
+      'appInfo',
+      'scope',
+      'type',
+      'password',
+      'icon',
+      'description',
+      'settings',
+      'allowAll',
+      'category',
+      'deleteMessagesPermanently',
+      'isBanned',
+      'joinedAt',
+      'createdAt',
+      'lastActiveAt',
+      'deactivatedAt',
+      'deliveredAt',
+      'readAt',
     ].map((name) => [name, plain()]),
   ),
-  groupOwnerDetails: { details: 'owner' }, groupDetails: { details: 'guid' }, userDetails: { details: 'uid' },
-  senderUserDetails: { details: 'sender' }, receiverUserDetails: { details: 'receiver', when: ['receiverType', 'user'] },
+  groupOwnerDetails: { details: 'owner' },
+  groupDetails: { details: 'guid' },
+  userDetails: { details: 'uid' },
+  senderUserDetails: { details: 'sender' },
+  receiverUserDetails: { details: 'receiver', when: ['receiverType', 'user'] },
   receiverGroupDetails: { details: 'receiver', when: ['receiverType', 'group'] },
   // The owner of a receiverGroupDetails that names none, and users the text mentions: left out.
-  receiverGroupOwnerDetails: plain(), mentionedUserDetails: plain(),
+  receiverGroupOwnerDetails: plain(),
+  mentionedUserDetails: plain(),
   // Moderation. A flag's reason. A rule's conditions reference one of A's keyword lists, but for a
   // create with required fields only (B's own rule with A's rule id, which must succeed).
   reasonId: kind('reason'),
   conditions: { kind: 'keywordReference', minimal: [{ operand: 'text', category: 'word', operator: 'contains', value: ['b-word'] }] },
-  action: plain(['blockMessage']), searchTerms: plain(['b-term']), url: plain('https://hooks.example.com/b'),
+  action: plain(['blockMessage']),
+  searchTerms: plain(['b-term']),
+  url: plain('https://hooks.example.com/b'),
   // Notifications: push tokens are registered and unregistered through an auth token; the device's token, provider and time zone are B's own.
   authToken: kind('authToken'),
   ...Object.fromEntries(['providerId', 'fcmToken', 'deviceToken', 'voipToken', 'timezone'].map((name) => [name, plain()])),
   // Notifications: the SMS, e-mail and custom providers' fields name nothing of an app's: B's own, valid values (B's saves succeed).
-  twilioAccountSID: plain(`AC${'b'.repeat(32)}`), twilioAuthToken: plain('b'.repeat(32)), twilioSenderPhoneNumber: plain('+15005550006'),
-  sendGridApiKey: plain('SG.made-in-b.0123456789abcdef'), sendGridTemplateID: plain(`d-${'b'.repeat(32)}`), sendGridUnsubscribeGroupID: plain('12345'),
-  senderName: plain('Made in B'), senderEmail: plain('noreply@b.example.com'), webhookURL: plain('https://hooks.example.com/b'),
-  basicAuthUsername: plain('b-user'), basicAuthPassword: plain('b-password'),
+  twilioAccountSID: plain(`AC${'b'.repeat(32)}`),
+  twilioAuthToken: plain('b'.repeat(32)),
+  twilioSenderPhoneNumber: plain('+15005550006'),
+  sendGridApiKey: plain('SG.made-in-b.0123456789abcdef'),
+  sendGridTemplateID: plain(`d-${'b'.repeat(32)}`),
+  sendGridUnsubscribeGroupID: plain('12345'),
+  senderName: plain('Made in B'),
+  senderEmail: plain('noreply@b.example.com'),
+  webhookURL: plain('https://hooks.example.com/b'),
+  basicAuthUsername: plain('b-user'),
+  basicAuthPassword: plain('b-password'),
   ...Object.fromEntries(['isEnabled', 'allowEmailReplies', 'senderEmailForReplies', 'useBasicAuth', 'useStoredPhNo', 'useStoredEmailID'].map((name) => [name, plain()])),
   // Notifications: the FCM and APNs providers' fields name nothing of an app's (their providerId in
   // a body is plain above: add and update share a path, and B may add its own with A's id). B's
   // own valid credentials, with keys made here, so B's adds succeed.
   serviceAccountCreds: plain({ type: 'service_account', project_id: 'made-in-b', client_email: 'push@made-in-b.iam.gserviceaccount.com', private_key: B_KEYS.rsa }),
-  keyId: plain('BKEY000001'), teamId: plain('BTEAM00001'), bundleId: plain('com.example.madeinb'), p8Key: plain(B_KEYS.p8),
+  keyId: plain('BKEY000001'),
+  teamId: plain('BTEAM00001'),
+  bundleId: plain('com.example.madeinb'),
+  p8Key: plain(B_KEYS.p8),
   ...Object.fromEntries(['serviceAccountFilename', 'notificationInPayload', 'p8KeyFilename', 'includeContentAvailable', 'includeMutableContent', 'productionMode'].map((name) => [name, plain()])),
   // Notifications: who is notified and when. The conversations a user mutes or unmutes name A's users and group; the app's
   // settings, a user's preferences and contact details are B's own values.
@@ -281,8 +408,12 @@ export async function listOperations(t: TestApp): Promise<{ operations: Operatio
       const config = access.get(op.operationId);
       if (!config) problems.push(`${method.toUpperCase()} ${path} (${op.operationId}): its route config was not found`);
       documented.set(`${method.toUpperCase()} ${path}`, {
-        method: method.toUpperCase(), path, operationId: op.operationId, parameters: op.parameters ?? [],
-        body: op.requestBody?.content?.['application/json']?.schema, access: config?.access ?? 'fullAccess',
+        method: method.toUpperCase(),
+        path,
+        operationId: op.operationId,
+        parameters: op.parameters ?? [],
+        body: op.requestBody?.content?.['application/json']?.schema,
+        access: config?.access ?? 'fullAccess',
         managementCredential: config?.managementCredential ?? false,
       });
     }
@@ -305,17 +436,33 @@ export async function listOperations(t: TestApp): Promise<{ operations: Operatio
 export function kindValues(a: Tenant): Record<Kind, unknown[]> {
   return {
     // m1, m2 and the reply m3 (m4, deleted, is named only by its id in answers).
-    user: a.users, group: [a.group], role: [a.role], message: a.messages.slice(0, 3), apiKey: a.apiKeys, authToken: a.authTokens,
-    conversation: a.conversations, reaction: [a.reaction], tag: [a.tag], search: [a.prefix],
+    user: a.users,
+    group: [a.group],
+    role: [a.role],
+    message: a.messages.slice(0, 3),
+    apiKey: a.apiKeys,
+    authToken: a.authTokens,
+    conversation: a.conversations,
+    reaction: [a.reaction],
+    tag: [a.tag],
+    search: [a.prefix],
     // Not the first user handed out, who may be the sender.
-    receiver: [a.users[2], a.group], receiverType: ['user', 'group'],
+    receiver: [a.users[2], a.group],
+    receiverType: ['user', 'group'],
     mention: [{ text: `hello from B <@uid:${a.loner ?? a.users[1]}>` }],
     loner: a.loner ? [a.loner] : [],
-    moderationRule: [a.rule], keywordList: [a.keywordList], reason: [a.reason], keywordReference: [listCondition(a.keywordList)],
+    moderationRule: [a.rule],
+    keywordList: [a.keywordList],
+    reason: [a.reason],
+    keywordReference: [listCondition(a.keywordList)],
     heldMessage: [a.messages[4]],
-    fcmProvider: [a.fcmProvider], apnsProvider: [a.apnsProvider],
+    fcmProvider: [a.fcmProvider],
+    apnsProvider: [a.apnsProvider],
     pushToken: a.pushTokens,
-    mutedConversation: [{ id: a.users[2], type: 'oneOnOne' }, { id: a.group, type: 'group' }],
+    mutedConversation: [
+      { id: a.users[2], type: 'oneOnOne' },
+      { id: a.group, type: 'group' },
+    ],
   };
 }
 
@@ -391,7 +538,7 @@ class Builder {
     const required = new Set<string>(schema?.required ?? []);
     const derived: Array<[string, (s: Record<string, unknown>) => unknown]> = [];
     const details: Array<[string, any, { details: string; when?: [string, string] }]> = [];
-    const replaced = this.options.separate ? separateRule(this.options.separate)?.replaces ?? [] : [];
+    const replaced = this.options.separate ? (separateRule(this.options.separate)?.replaces ?? []) : [];
     for (const [name, property] of Object.entries<any>(schema?.properties ?? {})) {
       const rule = this.rule(BODY_RULES, 'body', name, `${where}${name}`);
       if (!rule || (where === '' && replaced.includes(name))) continue;
@@ -453,11 +600,17 @@ function example(schema: any): unknown {
   if (schema?.enum) return schema.enum[0];
   if (schema?.anyOf) return example(schema.anyOf[0]);
   switch (schema?.type) {
-    case 'string': return schema.format === 'uri' ? 'https://example.com/b' : 'b'.repeat(Math.max(1, schema.minLength ?? 1));
-    case 'integer': case 'number': return Math.max(1, schema.minimum ?? 1);
-    case 'boolean': return false;
-    case 'array': return (schema.minItems ?? 0) > 0 ? [example(schema.items)] : [];
-    default: return {};
+    case 'string':
+      return schema.format === 'uri' ? 'https://example.com/b' : 'b'.repeat(Math.max(1, schema.minLength ?? 1));
+    case 'integer':
+    case 'number':
+      return Math.max(1, schema.minimum ?? 1);
+    case 'boolean':
+      return false;
+    case 'array':
+      return (schema.minItems ?? 0) > 0 ? [example(schema.items)] : [];
+    default:
+      return {};
   }
 }
 
@@ -487,8 +640,13 @@ export function requestsFor(op: Operation, a: Tenant, problems: string[], option
     const note = minimal ? ' (required fields only)' : buildOptions.separate ? ` (with ${buildOptions.separate})` : buildOptions.withDetails ? ' (with *Details)' : '';
     sawDetails ||= builder.sawDetails;
     return {
-      label: `${op.method} ${url}${Object.keys(query).length > 0 ? `?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, v[0]!])).toString()}` : ''}${note}`, url, query, body, names: builder.names,
-      ...(buildOptions.separate ? { separate: buildOptions.separate } : {}), ...(builder.references.length > 0 ? { references: builder.references } : {}),
+      label: `${op.method} ${url}${Object.keys(query).length > 0 ? `?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, v[0]!])).toString()}` : ''}${note}`,
+      url,
+      query,
+      body,
+      names: builder.names,
+      ...(buildOptions.separate ? { separate: buildOptions.separate } : {}),
+      ...(builder.references.length > 0 ? { references: builder.references } : {}),
     };
   };
   let sawDetails = false;

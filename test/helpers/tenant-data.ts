@@ -109,7 +109,13 @@ export async function seedTenant(t: TestApp, app: CreatedApp, ids: SharedIds, ma
   await ok('/v3/groups', {
     method: 'POST',
     body: {
-      guid: ids.group, name: text('group'), type: 'public', owner: u1, description: marker, metadata: { marker }, tags: [ids.tag],
+      guid: ids.group,
+      name: text('group'),
+      type: 'public',
+      owner: u1,
+      description: marker,
+      metadata: { marker },
+      tags: [ids.tag],
       members: { participants: [u2], moderators: [u3] },
     },
   });
@@ -171,7 +177,8 @@ export async function seedTenant(t: TestApp, app: CreatedApp, ids: SharedIds, ma
   await ok('/v3/notifications/push/v1/providers/fcm', {
     method: 'POST',
     body: {
-      providerId: ids.fcmProvider, serviceAccountFilename: `${marker}.json`,
+      providerId: ids.fcmProvider,
+      serviceAccountFilename: `${marker}.json`,
       serviceAccountCreds: { type: 'service_account', project_id: `${ids.prefix}-project`, client_email: `${marker}@${ids.prefix}.iam.gserviceaccount.com`, private_key: rsa },
     },
   });
@@ -180,9 +187,18 @@ export async function seedTenant(t: TestApp, app: CreatedApp, ids: SharedIds, ma
     body: { providerId: ids.apnsProvider, keyId: 'AKEY000001', teamId: 'ATEAM00001', bundleId: `com.example.${ids.prefix}`, p8KeyFilename: `${marker}.p8`, p8Key: p8 },
   });
   // A piece of each key past the part every key of its kind shares (its PEM body's start).
-  const keyPieces = [rsa, p8].map((pem) => pem.split('\n').filter((line) => line && !line.startsWith('-----')).join('').slice(64, 104));
+  const keyPieces = [rsa, p8].map((pem) =>
+    pem
+      .split('\n')
+      .filter((line) => line && !line.startsWith('-----'))
+      .join('')
+      .slice(64, 104),
+  );
   // Notifications: A's Twilio, SendGrid and custom providers (the marker in their URLs, names and secrets; secrets answered masked only).
-  const twilio = await ok('/v3/notifications/sms/v1/providers/twilio', { method: 'POST', body: { twilioAccountSID: `AC${hex(16)}`, twilioAuthToken: `${marker}${hex(8)}`, twilioSenderPhoneNumber: '+13611364718' } });
+  const twilio = await ok('/v3/notifications/sms/v1/providers/twilio', {
+    method: 'POST',
+    body: { twilioAccountSID: `AC${hex(16)}`, twilioAuthToken: `${marker}${hex(8)}`, twilioSenderPhoneNumber: '+13611364718' },
+  });
   const sendGrid = await ok('/v3/notifications/email/v1/providers/sendgrid', {
     method: 'POST',
     body: { sendGridApiKey: `SG.${marker}.${hex(16)}`, sendGridTemplateID: `d-${hex(16)}`, sendGridUnsubscribeGroupID: '33832', senderName: text('mailer'), senderEmail: `${marker}@example.com` },
@@ -193,11 +209,27 @@ export async function seedTenant(t: TestApp, app: CreatedApp, ids: SharedIds, ma
   }
   // Their plain secrets hold the marker; their masked forms name them too.
   const providerSecrets = [twilio.twilioAuthToken as string, sendGrid.sendGridApiKey as string];
-  await new NotificationLogRepository(t.database.db).record(app.appId, [{
-    processingStartedAtMS: Date.now() - 5, processingEndedAtMS: Date.now(), channel: 'push', provider: 'fcm', trigger: 'after_message',
-    messageId: String(m1.id), messageSentAtMS: Number(m1.sentAt) * 1000, messageCategory: 'message', messageType: 'text', sender: u1, receiver: u2,
-    receiverType: 'user', tokenType: 'fcm_android', pushToken, payload: { title: marker }, notificationTriggered: false, reason: 'MUTE_PREFERENCE',
-  }]);
+  await new NotificationLogRepository(t.database.db).record(app.appId, [
+    {
+      processingStartedAtMS: Date.now() - 5,
+      processingEndedAtMS: Date.now(),
+      channel: 'push',
+      provider: 'fcm',
+      trigger: 'after_message',
+      messageId: String(m1.id),
+      messageSentAtMS: Number(m1.sentAt) * 1000,
+      messageCategory: 'message',
+      messageType: 'text',
+      sender: u1,
+      receiver: u2,
+      receiverType: 'user',
+      tokenType: 'fcm_android',
+      pushToken,
+      payload: { title: marker },
+      notificationTriggered: false,
+      reason: 'MUTE_PREFERENCE',
+    },
+  ]);
   // Notifications, who is notified and when: the app's settings, u1's preferences, time zone, contact
   // details (the marker in a template, a sound and the e-mail address) and mutes (of u2 and the group).
   await ok('/v3/notifications/v1/settings', { method: 'PATCH', body: { sound: { chat: marker }, templates: { textMessageTemplatePrivacy: { body: text('template') } } } });
@@ -207,7 +239,12 @@ export async function seedTenant(t: TestApp, app: CreatedApp, ids: SharedIds, ma
   await ok('/v3/notifications/v1/preferences/mute', {
     method: 'PUT',
     query: { uid: u1 },
-    body: { conversations: [{ id: u2, type: 'oneOnOne' }, { id: ids.group, type: 'group', until: Date.now() + 86_400_000 }] },
+    body: {
+      conversations: [
+        { id: u2, type: 'oneOnOne' },
+        { id: ids.group, type: 'group', until: Date.now() + 86_400_000 },
+      ],
+    },
   });
   return {
     ...ids,

@@ -28,10 +28,7 @@ const LONE = 'x\ud800';
 /** The coalescing the composition root applies, over repositories of the test database. */
 function coalescing() {
   const db = t.database.db;
-  return createCoalescing(
-    { users: new UsersRepository(db), messagePages: new MessagePagesRepository(db), messageBatches: new MessageBatchesRepository(db) },
-    t.database.engine,
-  );
+  return createCoalescing({ users: new UsersRepository(db), messagePages: new MessagePagesRepository(db), messageBatches: new MessageBatchesRepository(db) }, t.database.engine);
 }
 
 describe("one app's bad request in a coalesced statement", () => {
@@ -50,9 +47,7 @@ describe("one app's bad request in a coalesced statement", () => {
     const { createUser } = coalescing();
     const uids = Array.from({ length: 40 }, () => uniqueId('iso'));
     const badIndex = 17;
-    const settled = await Promise.allSettled(
-      uids.map((uid, n) => createUser({ appId: n % 2 ? t.appA.appId : t.appB.appId, user: { uid, name: n === badIndex ? LONE : `User ${n}` } })),
-    );
+    const settled = await Promise.allSettled(uids.map((uid, n) => createUser({ appId: n % 2 ? t.appA.appId : t.appB.appId, user: { uid, name: n === badIndex ? LONE : `User ${n}` } })));
     settled.forEach((outcome, n) => assert.equal(outcome.status, n === badIndex ? 'rejected' : 'fulfilled', `user ${n}`));
     const stored = await t.database.db.selectFrom('users').select('uid').where('uid', 'in', uids).execute();
     assert.equal(stored.length, uids.length - 1);
@@ -81,7 +76,10 @@ describe("one app's bad request in a coalesced statement", () => {
     const good = { conversation: { id: userConversationKey(a!, b!), stateUids: [a!, b!] }, uids: [a!, b!], guids: [] };
     const bad = { conversation: { id: LONE, stateUids: [] }, uids: [], guids: [] };
     const settled = await Promise.allSettled([pageVersion({ appId: t.appA.appId, check: good }), pageVersion({ appId: t.appB.appId, check: bad }), pageVersion({ appId: t.appA.appId, check: good })]);
-    assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'fulfilled']);
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
   });
 
   it('answers each coalesced history page read, the refused one alone failing', async () => {
@@ -95,7 +93,10 @@ describe("one app's bad request in a coalesced statement", () => {
     });
     const good = userConversationKey(a!, b!);
     const settled = await Promise.allSettled([readPage(page(t.appA.appId, good)), readPage(page(t.appB.appId, LONE)), readPage(page(t.appA.appId, good))]);
-    assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'fulfilled']);
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
   });
 
   it('stores every other send of a coalesced send statement', async () => {
@@ -128,6 +129,9 @@ describe("one app's bad request in a coalesced statement", () => {
       ['stored', 'failed', 'stored', 'stored', 'stored'],
     );
     const history = await t.call(t.appB, `/v3/users/${y}/messages`, { onBehalfOf: x! });
-    assert.deepEqual(body(history).data.map((m: any) => m.data.text), ['three']);
+    assert.deepEqual(
+      body(history).data.map((m: any) => m.data.text),
+      ['three'],
+    );
   });
 });

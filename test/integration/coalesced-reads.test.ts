@@ -5,7 +5,7 @@ import type { Executor } from '../../src/db/transaction.js';
 import { groupConversationKey, userConversationKey } from '../../src/domain/conversation-id.js';
 import { MessageBatchesRepository } from '../../src/repositories/message-store/message-batches.repository.js';
 import { MessagePagesRepository } from '../../src/repositories/message-pages.repository.js';
-import { type PageCheck, type PageRead } from '../../src/repositories/message-pages.repository.js';
+import type { PageCheck, PageRead } from '../../src/repositories/message-pages.repository.js';
 import { SqlParams, type EachStatement } from '../../src/repositories/sql-text.js';
 import { UsersRepository } from '../../src/repositories/users.repository.js';
 import { createTestApp, uniqueId, type TestApp } from '../helpers/app.js';
@@ -22,10 +22,7 @@ after(async () => {
 /** The coalescing the composition root applies, over repositories of the test database. */
 function coalescing() {
   const db = t.database.db;
-  return createCoalescing(
-    { users: new UsersRepository(db), messagePages: new MessagePagesRepository(db), messageBatches: new MessageBatchesRepository(db) },
-    t.database.engine,
-  );
+  return createCoalescing({ users: new UsersRepository(db), messagePages: new MessagePagesRepository(db), messageBatches: new MessageBatchesRepository(db) }, t.database.engine);
 }
 
 describe('coalesced reads of active users', () => {
@@ -73,10 +70,7 @@ describe('coalesced checks of history page versions', () => {
     const [a, b, c, d] = await newUids(t, t.appA, 4);
     const group = await newGroup(t, t.appA, {}, a);
     const send = (sender: string, receiver: string, receiverType: 'user' | 'group' = 'user') =>
-      t.services.messages.send(
-        { appId: t.appA.appId, requestId: 't', log: t.app.log, onBehalfOf: sender },
-        { receiver, receiverType, category: 'message', type: 'text', data: { text: 'hi' } },
-      );
+      t.services.messages.send({ appId: t.appA.appId, requestId: 't', log: t.app.log, onBehalfOf: sender }, { receiver, receiverType, category: 'message', type: 'text', data: { text: 'hi' } });
     await send(a!, b!);
     await send(c!, d!);
     await send(a!, group.guid, 'group');
@@ -85,11 +79,12 @@ describe('coalesced checks of history page versions', () => {
       { conversation: { id: userConversationKey(c!, d!), stateUids: [c!, d!] }, uids: [c!, d!], guids: [] },
       { conversation: { id: groupConversationKey(group.guid), stateUids: [a!] }, uids: [a!], guids: [group.guid], membership: { uid: a!, guid: group.guid } },
     ];
-    const alone = () => t.database.db.transaction().execute(async (tx) => {
-      const versions: string[] = [];
-      for (const check of checks) versions.push(await repo.pageVersion(t.appA.appId, check, tx));
-      return versions;
-    });
+    const alone = () =>
+      t.database.db.transaction().execute(async (tx) => {
+        const versions: string[] = [];
+        for (const check of checks) versions.push(await repo.pageVersion(t.appA.appId, check, tx));
+        return versions;
+      });
     const together = () => Promise.all(checks.map((check) => pageVersion({ appId: t.appA.appId, check })));
 
     const before = await together();
@@ -114,10 +109,7 @@ describe('coalesced history page reads', () => {
       }
     }
     const db = t.database.db;
-    const { readPage } = createCoalescing(
-      { users: new UsersRepository(db), messagePages: new CountingPages(db), messageBatches: new MessageBatchesRepository(db) },
-      t.database.engine,
-    );
+    const { readPage } = createCoalescing({ users: new UsersRepository(db), messagePages: new CountingPages(db), messageBatches: new MessageBatchesRepository(db) }, t.database.engine);
     const repo = new MessagePagesRepository(db);
     const [a, b, c, d] = await newUids(t, t.appA, 4);
     // The same uids in app B, with a conversation of their own.
@@ -158,6 +150,7 @@ describe('coalesced history page reads', () => {
       statements.push(params.length);
       return rowsOfEach.call(SqlParams, tx, text, params) as Promise<Row[][]>;
     };
+    // biome-ignore lint/suspicious/noImplicitAnyLet: typed by its assignment below (TypeScript's control-flow typing)
     let together;
     try {
       together = await Promise.all(items.map((item) => readPage(item)));
@@ -175,7 +168,11 @@ describe('coalesced history page reads', () => {
       ['CD 0', 'CD 1', 'CD 2'],
       ['A 1', 'A 2'],
     ]);
-    assert.equal(together[1]!.page.users.every((user) => user.app_id === t.appB.appId && user.name.startsWith("B's")), true, "app B's page names app B's users");
+    assert.equal(
+      together[1]!.page.users.every((user) => user.app_id === t.appB.appId && user.name.startsWith("B's")),
+      true,
+      "app B's page names app B's users",
+    );
     assert.equal(together[4]!.page.isMember, true);
     assert.notEqual(together[0]!.versioned!.version, together[1]!.versioned!.version);
     assert.equal(together[5]!.versioned, undefined);

@@ -19,8 +19,7 @@ describe('the event feed’s safe id', { skip: TEST_ENGINE !== 'postgres' && 'Po
     await t?.close();
   });
 
-  const insertEvent = async (client: pg.Client) =>
-    String((await client.query(`insert into events (app_id, trigger, data) values ($1, 'user_blocked', '{}') returning id`, [t.appA.appId])).rows[0].id);
+  const insertEvent = async (client: pg.Client) => String((await client.query(`insert into events (app_id, trigger, data) values ($1, 'user_blocked', '{}') returning id`, [t.appA.appId])).rows[0].id);
 
   it('stays below an event drawn by a transaction still running with the newest transaction id, and passes it once it commits', async () => {
     const feed = t.services.eventFeed;

@@ -43,9 +43,7 @@ describe('the LISTEN connection', { skip: TEST_ENGINE !== 'postgres' && 'Postgre
       await reach(() => heard, 1); // connected
       await admin.query(`select pg_notify('parley_test_signals', '')`);
       await reach(() => heard, 2);
-      const terminated = await admin.query(
-        `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'listen %'`,
-      );
+      const terminated = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'listen %'`);
       assert.equal(terminated.rowCount, 1);
       await reach(() => heard, 3); // connected again
       await admin.query(`select pg_notify('parley_test_signals', '')`);

@@ -71,12 +71,7 @@ const send = (sender: string, receiver: string, receiverType: 'user' | 'group', 
 
 /** The conversation's last message id, as stored. */
 async function lastMessageOf(conversationId: string): Promise<string | null> {
-  const row = await t.database.db
-    .selectFrom('conversations')
-    .select('last_message_id')
-    .where('app_id', '=', t.appA.appId)
-    .where('conversation_id', '=', conversationId)
-    .executeTakeFirst();
+  const row = await t.database.db.selectFrom('conversations').select('last_message_id').where('app_id', '=', t.appA.appId).where('conversation_id', '=', conversationId).executeTakeFirst();
   return row?.last_message_id === undefined || row.last_message_id === null ? null : String(row.last_message_id);
 }
 
@@ -171,7 +166,10 @@ describe('the message store invariant, per entry point', () => {
       const response = await t.call(t.appA, '/v3.0/data_import/messages', { method: 'POST', body: { messages: Object.fromEntries(records.map((r) => [r.muid, r])) } });
       assert.equal(response.statusCode, 200, response.body);
       const results = Object.values(body(response).data) as any[];
-      assert.ok(results.every((result) => result.success), response.body);
+      assert.ok(
+        results.every((result) => result.success),
+        response.body,
+      );
       return results.map((result) => String(result.data.id)).sort((x, y) => (BigInt(x) < BigInt(y) ? -1 : 1));
     };
     // New conversations, then more of one of them and a live send after.

@@ -30,7 +30,10 @@ describe('migrations', () => {
   it('apply once: a second run applies nothing', async () => {
     assert.deepEqual(await migrate(testDb.database, silentLogger), []);
     const rows = await sql<{ version: number }>`select version from parley_migrations order by version`.execute(testDb.database.db);
-    assert.deepEqual(rows.rows.map((row) => Number(row.version)), loadMigrations().map((m) => m.version));
+    assert.deepEqual(
+      rows.rows.map((row) => Number(row.version)),
+      loadMigrations().map((m) => m.version),
+    );
   });
 
   it('refuse a database migrated by a newer Parley', async () => {
@@ -73,12 +76,13 @@ describe('migrations', () => {
 describe('migrations under concurrency', { skip: TEST_ENGINE !== 'postgres' && 'PostgreSQL only: PGlite is one process' }, () => {
   it('several nodes starting at once apply each migration exactly once', async () => {
     const created = await createPostgresDatabase();
-    const nodes = await Promise.all(
-      Array.from({ length: 4 }, () => openDatabase({ engine: 'postgres', url: created.url, poolSize: 2, log: silentLogger })),
-    );
+    const nodes = await Promise.all(Array.from({ length: 4 }, () => openDatabase({ engine: 'postgres', url: created.url, poolSize: 2, log: silentLogger })));
     try {
       const applied = await Promise.all(nodes.map((node) => migrate(node, silentLogger)));
-      assert.deepEqual(applied.flat().sort((a, b) => a - b), loadMigrations().map((m) => m.version));
+      assert.deepEqual(
+        applied.flat().sort((a, b) => a - b),
+        loadMigrations().map((m) => m.version),
+      );
     } finally {
       await Promise.all(nodes.map((node) => node.close()));
       await created.drop();

@@ -63,7 +63,10 @@ describe('the APNs client', { skip: TEST_ENGINE !== 'pglite' && 'no database: ru
     assert.equal(sent.headers['apns-expiration'], '1900000000');
     assert.equal(sent.headers['apns-collapse-id'], 'ann_user_bob');
     assert.deepEqual(sent.body, { conversationId: 'ann_user_bob', aps: { alert: { title: 'Ann', body: 'Hello' }, sound: 'default', 'thread-id': 'ann_user_bob', 'mutable-content': 1 } });
-    const [head, claims] = sent.jwt.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')));
+    const [head, claims] = sent.jwt
+      .split('.')
+      .slice(0, 2)
+      .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')));
     assert.deepEqual(head, { alg: 'ES256', kid: credentials.keyId });
     assert.deepEqual(Object.keys(claims).sort(), ['iat', 'iss']);
     assert.equal(claims.iss, credentials.teamId);
@@ -187,7 +190,16 @@ describe('the APNs client', { skip: TEST_ENGINE !== 'pglite' && 'no database: ru
     );
     const results = [];
     for (let i = 0; i < 5; i++) results.push(await apns.send(credentials, alert()));
-    assert.deepEqual(results.map((r) => [r.outcome, r.status]), [['retry', 429], ['retry', 500], ['retry', 503], ['failed', 400], ['failed', 413]]);
+    assert.deepEqual(
+      results.map((r) => [r.outcome, r.status]),
+      [
+        ['retry', 429],
+        ['retry', 500],
+        ['retry', 503],
+        ['failed', 400],
+        ['failed', 413],
+      ],
+    );
     assert.equal(results[0]!.retryAfterMs, 30_000);
     assert.equal(results[3]!.error, 'APNs answered 400 BadTopic');
   });

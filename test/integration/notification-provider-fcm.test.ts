@@ -76,7 +76,10 @@ describe('the FCM client', { skip: TEST_ENGINE !== 'pglite' && 'no database: run
     const one = fake.serviceAccount('proj-a');
     const two = fake.serviceAccount('proj-b');
     const results = await Promise.all([one, two, one, two].map((account) => fcm.send(account, message())));
-    assert.deepEqual(results.map((r) => r.outcome), ['delivered', 'delivered', 'delivered', 'delivered']);
+    assert.deepEqual(
+      results.map((r) => r.outcome),
+      ['delivered', 'delivered', 'delivered', 'delivered'],
+    );
     assert.equal(fake.exchanges.filter((e) => e.claims.iss === one.client_email).length, 1);
     assert.equal(fake.exchanges.filter((e) => e.claims.iss === two.client_email).length, 1);
     assert.deepEqual(new Set(fake.sends.slice(-4).map((s) => s.projectId)), new Set(['proj-a', 'proj-b']));
@@ -140,12 +143,39 @@ describe('the FCM client', { skip: TEST_ENGINE !== 'pglite' && 'no database: run
     const account = fake.serviceAccount();
     const fcm = client();
     fake.script(
-      { status: 400, body: { error: { code: 400, message: 'Invalid value at message.data', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'message.data[0].value' }] }] } } },
-      { status: 403, body: { error: { code: 403, message: 'SenderId mismatch', status: 'PERMISSION_DENIED', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'SENDER_ID_MISMATCH' }] } } },
+      {
+        status: 400,
+        body: {
+          error: {
+            code: 400,
+            message: 'Invalid value at message.data',
+            status: 'INVALID_ARGUMENT',
+            details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'message.data[0].value' }] }],
+          },
+        },
+      },
+      {
+        status: 403,
+        body: {
+          error: {
+            code: 403,
+            message: 'SenderId mismatch',
+            status: 'PERMISSION_DENIED',
+            details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'SENDER_ID_MISMATCH' }],
+          },
+        },
+      },
       { status: 404, body: { error: { code: 404, message: 'Requested entity was not found.', status: 'NOT_FOUND' } } },
     );
     const results = [await fcm.send(account, message()), await fcm.send(account, message()), await fcm.send(account, message())];
-    assert.deepEqual(results.map((r) => [r.outcome, r.status]), [['failed', 400], ['failed', 403], ['failed', 404]]);
+    assert.deepEqual(
+      results.map((r) => [r.outcome, r.status]),
+      [
+        ['failed', 400],
+        ['failed', 403],
+        ['failed', 404],
+      ],
+    );
     assert.match(results[1]!.error ?? '', /SENDER_ID_MISMATCH/);
   });
 
@@ -153,7 +183,13 @@ describe('the FCM client', { skip: TEST_ENGINE !== 'pglite' && 'no database: run
     const account = fake.serviceAccount();
     const fcm = client();
     fake.script(
-      { status: 429, headers: { 'retry-after': '7' }, body: { error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'QUOTA_EXCEEDED' }] } } },
+      {
+        status: 429,
+        headers: { 'retry-after': '7' },
+        body: {
+          error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'QUOTA_EXCEEDED' }] },
+        },
+      },
       { status: 500, body: { error: { code: 500, message: 'Internal error', status: 'INTERNAL' } } },
       { status: 503, headers: { 'retry-after': new Date(Date.now() + 120_000).toUTCString() }, body: { error: { code: 503, message: 'Unavailable', status: 'UNAVAILABLE' } } },
     );

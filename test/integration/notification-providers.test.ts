@@ -68,7 +68,7 @@ describe('the SendGrid client', { skip }, () => {
   });
 
   it('sends through a dynamic template with its data, the unsubscribe group and Reply-To', async () => {
-    const templated = { ...credentials, templateId: 'd-' + '0123456789abcdef'.repeat(2), unsubscribeGroupId: '4242', replyToEmail: 'replies@parley.test' };
+    const templated = { ...credentials, templateId: `d-${'0123456789abcdef'.repeat(2)}`, unsubscribeGroupId: '4242', replyToEmail: 'replies@parley.test' };
     const messages = [{ sender: { uid: 'ann', name: 'Ann' }, message: 'Hello' }];
     const result = await sendgrid.send(templated, { to: 'bob@example.com', subject: 'New messages from Ann', templateData: { messages, subject: 'replaced' } });
     assert.equal(result.outcome, 'delivered', result.error ?? '');
@@ -145,7 +145,7 @@ describe('the Twilio client', { skip }, () => {
     const sent = fake.messages.at(-1)!;
     assert.equal(result.providerMessageId, sent.sid);
     assert.deepEqual(sent.form, { To: '+14155550100', From: '+15005550006', Body: 'Ann: Hello & bye' });
-    const service = 'MG' + 'a'.repeat(32);
+    const service = `MG${'a'.repeat(32)}`;
     const viaService = await twilio.send({ accountSid: fake.accountSid, authToken: fake.authToken, messagingServiceSid: service, from: '+15005550006' }, { to: '+14155550100', body: 'Hi' });
     assert.equal(viaService.outcome, 'delivered', viaService.error ?? '');
     assert.deepEqual(fake.messages.at(-1)!.form, { To: '+14155550100', MessagingServiceSid: service, Body: 'Hi' });
@@ -242,8 +242,18 @@ describe('the custom provider client', { skip }, () => {
   });
 
   it('posts the SMS and e-mail payloads under their triggers; signs with each secret of a rotation; sends unsigned without one', async () => {
-    const sms = { to: { uid: 'bob', phno: '+14155550100', name: 'Bob' }, messages: [{ sender: { uid: 'ann', name: 'Ann' }, message: 'Hello' }], senderDetails: { uid: 'ann', name: 'Ann' }, smsContent: 'New message from Ann' };
-    const email = { to: { uid: 'bob', email: 'bob@example.com', name: 'Bob' }, messages: [{ sender: { uid: 'ann', name: 'Ann' }, message: 'Hello' }], groupDetails: { guid: 'hikers', name: 'Hikers' }, subject: 'New messages in Hikers' };
+    const sms = {
+      to: { uid: 'bob', phno: '+14155550100', name: 'Bob' },
+      messages: [{ sender: { uid: 'ann', name: 'Ann' }, message: 'Hello' }],
+      senderDetails: { uid: 'ann', name: 'Ann' },
+      smsContent: 'New message from Ann',
+    };
+    const email = {
+      to: { uid: 'bob', email: 'bob@example.com', name: 'Bob' },
+      messages: [{ sender: { uid: 'ann', name: 'Ann' }, message: 'Hello' }],
+      groupDetails: { guid: 'hikers', name: 'Hikers' },
+      subject: 'New messages in Hikers',
+    };
     assert.equal((await custom.send({ url: receiver.url, signingSecrets: ['new', 'old'] }, 'sms', sms, { id: 'n2', attempt: 1 })).outcome, 'delivered');
     const smsGot = receiver.received.at(-1)!;
     assert.deepEqual(smsGot.body, { trigger: 'sms-notification-payload-generated', data: sms });
@@ -263,7 +273,18 @@ describe('the custom provider client', { skip }, () => {
       receiver.respond = () => ({ status });
       results.push(await custom.send({ url: receiver.url }, 'push', push, { id: `s${status}`, attempt: 1 }));
     }
-    assert.deepEqual(results.map((r) => [r.outcome, r.status]), [['retry', 429], ['retry', 500], ['retry', 503], ['failed', 400], ['failed', 401], ['failed', 404], ['failed', 301]]);
+    assert.deepEqual(
+      results.map((r) => [r.outcome, r.status]),
+      [
+        ['retry', 429],
+        ['retry', 500],
+        ['retry', 503],
+        ['failed', 400],
+        ['failed', 401],
+        ['failed', 404],
+        ['failed', 301],
+      ],
+    );
     receiver.respond = () => ({ status: 200, delayMs: 5_000 });
     const silent = await custom.send({ url: receiver.url }, 'push', push, { id: 'slow', attempt: 1 });
     assert.deepEqual([silent.outcome, silent.status, silent.error], ['retry', null, 'no answer within 300 ms']);

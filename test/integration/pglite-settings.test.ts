@@ -16,11 +16,7 @@ after(() => fs.rmSync(root, { recursive: true, force: true }));
 describe('PARLEY_PGLITE_SETTINGS', () => {
   it('reads name=value pairs separated by commas or spaces, and refuses anything else, naming it', () => {
     assert.deepEqual(loadConfig({}).pgliteSettings, []);
-    assert.deepEqual(loadConfig({ PARLEY_PGLITE_SETTINGS: 'shared_buffers=128MB, work_mem=8MB  temp_buffers=2MB' }).pgliteSettings, [
-      'shared_buffers=128MB',
-      'work_mem=8MB',
-      'temp_buffers=2MB',
-    ]);
+    assert.deepEqual(loadConfig({ PARLEY_PGLITE_SETTINGS: 'shared_buffers=128MB, work_mem=8MB  temp_buffers=2MB' }).pgliteSettings, ['shared_buffers=128MB', 'work_mem=8MB', 'temp_buffers=2MB']);
     for (const value of ['shared_buffers', 'shared_buffers=1MB;drop', '=1MB', 'Shared_Buffers=1MB', 'x=a b=']) {
       assert.throws(
         () => loadConfig({ PARLEY_PGLITE_SETTINGS: value }),
@@ -61,10 +57,7 @@ describe('the embedded database’s settings', { skip: TEST_ENGINE !== 'pglite' 
 
   it('refuses a setting PostgreSQL refuses on a new data dir, and lets go of the dir', async () => {
     const dir = path.join(root, 'refused');
-    await assert.rejects(
-      openDatabase({ engine: 'pglite', dataDir: dir, settings: ['shared_buffers=banana'], log: silentLogger }),
-      /creating the embedded database in .* failed/,
-    );
+    await assert.rejects(openDatabase({ engine: 'pglite', dataDir: dir, settings: ['shared_buffers=banana'], log: silentLogger }), /creating the embedded database in .* failed/);
     assert.ok(!fs.existsSync(path.join(dir, 'parley.lock')), 'lock released');
   });
 });

@@ -60,9 +60,7 @@ describe('embedded database', { skip: TEST_ENGINE !== 'pglite' && 'the embedded 
   it('runs VACUUM ANALYZE after bulk writes', async () => {
     const { database } = await createTestDatabase();
     try {
-      const analyzed = async () =>
-        (await sql<{ last_analyze: Date | null }>`select last_analyze from pg_stat_user_tables where relname = 'apps'`.execute(database.db))
-          .rows[0]?.last_analyze ?? null;
+      const analyzed = async () => (await sql<{ last_analyze: Date | null }>`select last_analyze from pg_stat_user_tables where relname = 'apps'`.execute(database.db)).rows[0]?.last_analyze ?? null;
       assert.equal(await analyzed(), null);
       database.noteBulkWrite(100);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -80,14 +78,23 @@ describe('embedded database', { skip: TEST_ENGINE !== 'pglite' && 'the embedded 
     try {
       await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
-          database.db.transaction().execute(async (tx) => {
-            await tx.insertInto('apps').values({ id: `app${i}`, name: 'x', region: 'us' }).execute();
-            await new Promise((resolve) => setTimeout(resolve, 1));
-            if (i % 2) throw new Error('roll back');
-          }).catch(() => undefined),
+          database.db
+            .transaction()
+            .execute(async (tx) => {
+              await tx
+                .insertInto('apps')
+                .values({ id: `app${i}`, name: 'x', region: 'us' })
+                .execute();
+              await new Promise((resolve) => setTimeout(resolve, 1));
+              if (i % 2) throw new Error('roll back');
+            })
+            .catch(() => undefined),
         ),
       );
-      const count = await database.db.selectFrom('apps').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+      const count = await database.db
+        .selectFrom('apps')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow();
       assert.equal(Number(count.n), 10);
     } finally {
       await database.close();

@@ -119,13 +119,22 @@ describe('rate limits shared by two nodes through Redis', () => {
     const statuses = responses.map((response) => response.statusCode);
     assert.equal(statuses.filter((status) => status === 200).length, 6);
     assert.equal(statuses.filter((status) => status === 429).length, 14);
-    assert.deepEqual(responses.filter((r) => r.statusCode === 200).map(remaining).sort(), [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      responses
+        .filter((r) => r.statusCode === 200)
+        .map(remaining)
+        .sort(),
+      [0, 1, 2, 3, 4, 5],
+    );
   });
 
   it('counts a per-user limit across the nodes, with the app class in the same step', async () => {
     nextWindow();
     const [alice, bob] = [uniqueId('a'), uniqueId('b')];
-    for (const [on, uid] of [[nodeA, alice], [nodeB, bob]] as const) {
+    for (const [on, uid] of [
+      [nodeA, alice],
+      [nodeB, bob],
+    ] as const) {
       assert.equal((await call(on, app, '/v3/users', { method: 'POST', body: { uid, name: uid } })).statusCode, 200);
     }
     const message = { receiver: bob, receiverType: 'user', category: 'message', type: 'text', data: { text: 'hi' } };

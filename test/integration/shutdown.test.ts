@@ -77,9 +77,7 @@ describe('shutdown', () => {
     request.destroy();
     await server.close();
 
-    const database = pg
-      ? await openDatabase({ engine: 'postgres', url: pg.url, log: silentLogger })
-      : await openDatabase({ engine: 'pglite', dataDir, log: silentLogger });
+    const database = pg ? await openDatabase({ engine: 'postgres', url: pg.url, log: silentLogger }) : await openDatabase({ engine: 'pglite', dataDir, log: silentLogger });
     try {
       const row = await database.db
         .selectFrom('users')

@@ -38,7 +38,10 @@ describe('reads of one conversation’s messages, with statistics of one long co
     await sql`insert into users (app_id, uid, name) select ${APP}, 'u' || i, 'User ' || i from generate_series(1, 5) as i`.execute(db);
     await long();
     await sql`vacuum analyze messages`.execute(db);
-    for (const [prefix, other] of [['x', 'u4'], ['y', 'u5']] as const) {
+    for (const [prefix, other] of [
+      ['x', 'u4'],
+      ['y', 'u5'],
+    ] as const) {
       const conversation = `u3:${other}`;
       await sql`insert into conversations (app_id, conversation_id, conversation_type) values (${APP}, ${conversation}, 'user')`.execute(db);
       await sql`insert into user_conversations (app_id, uid, conversation_id, conversation_with)
@@ -102,7 +105,13 @@ describe('reads of one conversation’s messages, with statistics of one long co
       explaining.plans.length = 0;
       const { rows, total } = await new ConversationStatesRepository(explaining.db).list(APP, 'u3', unread ? { unread: true } : {}, { page: 1, perPage: 50 });
       assert.equal(total, 2);
-      assert.deepEqual(rows.map((row) => [row.conversation_id, Number(row.unread)]), [['u3:u5', 3], ['u3:u4', 3]]);
+      assert.deepEqual(
+        rows.map((row) => [row.conversation_id, Number(row.unread)]),
+        [
+          ['u3:u5', 3],
+          ['u3:u4', 3],
+        ],
+      );
       assert.deepEqual(new Set(scans('from messages um', 'messages um')), new Set(['messages_app_conversation']));
     });
   }

@@ -27,14 +27,8 @@ describe('a statement compiled once (StatementTemplate)', () => {
 
   it('refuses a value that would reach the text other than as a parameter', () => {
     // Inside another string: the value of the first run would be frozen into every run.
-    assert.throws(
-      () => new StatementTemplate<{ name: string }, unknown>(t.database.db, ['name'], ({ name }) => sql`select ${`hello ${name}`} as greeting`),
-      /placeholder was used inside a string/,
-    );
+    assert.throws(() => new StatementTemplate<{ name: string }, unknown>(t.database.db, ['name'], ({ name }) => sql`select ${`hello ${name}`} as greeting`), /placeholder was used inside a string/);
     // As a literal, or not at all.
-    assert.throws(
-      () => new StatementTemplate<{ name: string }, unknown>(t.database.db, ['name'], ({ name }) => sql`select ${sql.lit(String(name))} as greeting`),
-      /name is not a parameter/,
-    );
+    assert.throws(() => new StatementTemplate<{ name: string }, unknown>(t.database.db, ['name'], ({ name }) => sql`select ${sql.lit(String(name))} as greeting`), /name is not a parameter/);
   });
 });

@@ -149,9 +149,13 @@ describe('shutdown', () => {
     await ended;
     await closing;
     const answers = text.split(/HTTP\/1\.1 (?=\d{3} )/).filter(Boolean);
-    assert.deepEqual(answers.map((answer) => answer.slice(0, 3)), ['404', '503'], text);
+    assert.deepEqual(
+      answers.map((answer) => answer.slice(0, 3)),
+      ['404', '503'],
+      text,
+    );
     assert.match(answers[1]!, /^retry-after: 1\r$/m);
-    assert.match(answers[1]!, /"code":"ERR_MISSION_FAILED"/, 'in the vendor shape, not Fastify\'s own');
+    assert.match(answers[1]!, /"code":"ERR_MISSION_FAILED"/, "in the vendor shape, not Fastify's own");
   });
 
   it('finishes within its grace when a request never ends, and cuts that request off', async () => {
@@ -202,10 +206,7 @@ describe('shutdown', () => {
       });
       await new Promise((resolve) => setTimeout(resolve, 100));
       let timer: NodeJS.Timeout | undefined;
-      const stopped = await Promise.race([
-        server.close().then(() => true),
-        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), 20_000))),
-      ]);
+      const stopped = await Promise.race([server.close().then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), 20_000)))]);
       clearTimeout(timer);
       assert.ok(stopped, 'close() finished');
       assert.match(await answer, /^(ECONNRESET|503)$/, 'the request that never ended was cut off');

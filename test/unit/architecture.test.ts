@@ -18,8 +18,7 @@ async function check(paths: string[]): Promise<ICruiseResult> {
   return result.output as ICruiseResult;
 }
 
-const violations = (result: ICruiseResult) =>
-  result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' → ')})` : ''}`);
+const violations = (result: ICruiseResult) => result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' → ')})` : ''}`);
 
 /** The tables whose writes make the message store's invariant (repositories/message-store/conversation-moves.ts). */
 const STORE_WRITES = [

@@ -5,10 +5,13 @@ import { Batcher, runApart } from '../../src/db/batcher.js';
 describe('Batcher', () => {
   it('sends items submitted together as one batch, and answers each in order', async () => {
     const batches: number[][] = [];
-    const batcher = new Batcher<number, number>(async (items) => {
-      batches.push(items);
-      return items.map((item) => item * 10);
-    }, { maxBatch: 100, maxInFlight: 1 });
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        batches.push(items);
+        return items.map((item) => item * 10);
+      },
+      { maxBatch: 100, maxInFlight: 1 },
+    );
     const results = await Promise.all([1, 2, 3].map((n) => batcher.submit(n)));
     assert.deepEqual(results, [10, 20, 30]);
     assert.deepEqual(batches, [[1, 2, 3]]);
@@ -18,11 +21,14 @@ describe('Batcher', () => {
     const batches: number[][] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const batcher = new Batcher<number, number>(async (items) => {
-      batches.push(items);
-      if (batches.length === 1) await gate;
-      return items;
-    }, { maxBatch: 100, maxInFlight: 1 });
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        batches.push(items);
+        if (batches.length === 1) await gate;
+        return items;
+      },
+      { maxBatch: 100, maxInFlight: 1 },
+    );
     const first = batcher.submit(1);
     await new Promise((resolve) => setImmediate(resolve));
     const later = [2, 3, 4].map((n) => batcher.submit(n));
@@ -37,18 +43,27 @@ describe('Batcher', () => {
     let running = 0;
     let most = 0;
     const sizes: number[] = [];
-    const batcher = new Batcher<number, number>(async (items) => {
-      running++;
-      most = Math.max(most, running);
-      sizes.push(items.length);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      running--;
-      return items;
-    }, { maxBatch: 3, maxInFlight: 2 });
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        running++;
+        most = Math.max(most, running);
+        sizes.push(items.length);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running--;
+        return items;
+      },
+      { maxBatch: 3, maxInFlight: 2 },
+    );
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => batcher.submit(i)));
-    assert.deepEqual(results, Array.from({ length: 10 }, (_, i) => i));
+    assert.deepEqual(
+      results,
+      Array.from({ length: 10 }, (_, i) => i),
+    );
     assert.ok(sizes.every((size) => size <= 3));
-    assert.equal(sizes.reduce((a, b) => a + b, 0), 10);
+    assert.equal(
+      sizes.reduce((a, b) => a + b, 0),
+      10,
+    );
     assert.equal(most, 2);
   });
 
@@ -58,10 +73,16 @@ describe('Batcher', () => {
       maxInFlight: 1,
     });
     const settled = await Promise.allSettled([1, 2, 3].map((n) => batcher.submit(n)));
-    assert.deepEqual(settled.map((s) => s.status), ['rejected', 'fulfilled', 'rejected']);
-    const failing = new Batcher<number, number>(async () => {
-      throw new Error('database down');
-    }, { maxBatch: 10, maxInFlight: 1 });
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      ['rejected', 'fulfilled', 'rejected'],
+    );
+    const failing = new Batcher<number, number>(
+      async () => {
+        throw new Error('database down');
+      },
+      { maxBatch: 10, maxInFlight: 1 },
+    );
     const all = await Promise.allSettled([1, 2].map((n) => failing.submit(n)));
     assert.ok(all.every((s) => s.status === 'rejected' && /database down/.test(String(s.reason))));
     // It keeps working after a failed batch.
@@ -71,12 +92,15 @@ describe('Batcher', () => {
   it('lets a batch that runs past stalledAfterMs give its place to the next, up to maxStalled at once', async () => {
     const gates = new Map<number, () => void>();
     const started: number[][] = [];
-    const batcher = new Batcher<number, number>(async (items) => {
-      started.push(items);
-      // Items below 10 wait until released: batches blocked on a lock.
-      if (items[0]! < 10) await new Promise<void>((resolve) => gates.set(items[0]!, resolve));
-      return items;
-    }, { maxBatch: 1, maxInFlight: 1, stalledAfterMs: 20, maxStalled: 2 });
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        started.push(items);
+        // Items below 10 wait until released: batches blocked on a lock.
+        if (items[0]! < 10) await new Promise<void>((resolve) => gates.set(items[0]!, resolve));
+        return items;
+      },
+      { maxBatch: 1, maxInFlight: 1, stalledAfterMs: 20, maxStalled: 2 },
+    );
     const blocked = [1, 2, 3].map((n) => batcher.submit(n));
     await new Promise((resolve) => setTimeout(resolve, 100));
     // 1 stalled, then 2 stalled; 3 holds the one place, as no more than 2 may be stalled.
@@ -93,13 +117,16 @@ describe('Batcher', () => {
     // Quick batches keep to maxInFlight.
     let running = 0;
     let most = 0;
-    const quick = new Batcher<number, number>(async (items) => {
-      running++;
-      most = Math.max(most, running);
-      await new Promise((resolve) => setTimeout(resolve, 2));
-      running--;
-      return items;
-    }, { maxBatch: 1, maxInFlight: 2, stalledAfterMs: 1_000, maxStalled: 4 });
+    const quick = new Batcher<number, number>(
+      async (items) => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        running--;
+        return items;
+      },
+      { maxBatch: 1, maxInFlight: 2, stalledAfterMs: 1_000, maxStalled: 4 },
+    );
     await Promise.all(Array.from({ length: 8 }, (_, i) => quick.submit(i)));
     assert.equal(most, 2);
   });
@@ -125,10 +152,13 @@ describe('Batcher', () => {
 
   it('runs a batch again after a deadlock, and fails a batch at once for a failure that is not about its data', async () => {
     let runs = 0;
-    const deadlocked = await runApart(async (items: number[]) => {
-      if (++runs < 3) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
-      return items;
-    }, [1, 2, 3]);
+    const deadlocked = await runApart(
+      async (items: number[]) => {
+        if (++runs < 3) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+        return items;
+      },
+      [1, 2, 3],
+    );
     assert.deepEqual(deadlocked, [1, 2, 3]);
     assert.equal(runs, 3);
     let timedOut = 0;

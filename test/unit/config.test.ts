@@ -69,7 +69,11 @@ describe('config: the event log', () => {
     assert.deepEqual(loadConfig({ PARLEY_STREAMS_PER_APP: '', PARLEY_STREAMS_PER_NODE: '' }).eventStreams, { perApp: 100, perNode: 10_000 });
     for (const name of ['PARLEY_STREAMS_PER_APP', 'PARLEY_STREAMS_PER_NODE']) {
       for (const bad of ['0', '-1', '2.5', 'many', '1000001']) {
-        assert.throws(() => loadConfig({ [name]: bad }), (error: Error) => error instanceof ConfigError && error.message.startsWith(name), `${name}=${bad}`);
+        assert.throws(
+          () => loadConfig({ [name]: bad }),
+          (error: Error) => error instanceof ConfigError && error.message.startsWith(name),
+          `${name}=${bad}`,
+        );
       }
     }
   });
@@ -86,7 +90,7 @@ describe('config: webhook URLs', () => {
     assert.equal(loadConfig({ PARLEY_WEBHOOK_ALLOW_PRIVATE: '0' }).webhookAllowPrivate, false);
   });
 
-  it('reads the webhook timeout and retry schedule, defaults the vendor\'s 10 s and 30 s, and refuses bad values naming the variable', () => {
+  it("reads the webhook timeout and retry schedule, defaults the vendor's 10 s and 30 s, and refuses bad values naming the variable", () => {
     const defaults = loadConfig({});
     assert.equal(defaults.webhookTimeoutMs, 5_000);
     assert.deepEqual(defaults.webhookRetry, { delaysMs: [10_000, 30_000], maxDelayMs: 3_600_000, horizonMs: 86_400_000 });
@@ -100,25 +104,44 @@ describe('config: webhook URLs', () => {
       ['PARLEY_WEBHOOK_RETRY_HORIZON_HOURS', '0'],
       ['PARLEY_WEBHOOK_RETRY_HORIZON_HOURS', 'soon'],
     ] as const) {
-      assert.throws(() => loadConfig({ [name]: value }), (error: Error) => error instanceof ConfigError && error.message.startsWith(name), `${name}=${value}`);
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (error: Error) => error instanceof ConfigError && error.message.startsWith(name),
+        `${name}=${value}`,
+      );
     }
   });
 
   it('refuses a PARLEY_WEBHOOK_ALLOW_PRIVATE that is not 0 or 1, naming it', () => {
-    assert.throws(() => loadConfig({ PARLEY_WEBHOOK_ALLOW_PRIVATE: 'maybe' }), (error: Error) => error instanceof ConfigError && /PARLEY_WEBHOOK_ALLOW_PRIVATE/.test(error.message));
+    assert.throws(
+      () => loadConfig({ PARLEY_WEBHOOK_ALLOW_PRIVATE: 'maybe' }),
+      (error: Error) => error instanceof ConfigError && /PARLEY_WEBHOOK_ALLOW_PRIVATE/.test(error.message),
+    );
   });
 
   it('reads where the notification providers are, and refuses what is not an http(s) URL, naming it', () => {
     assert.deepEqual(loadConfig({}).notificationEndpoints, {});
-    const config = loadConfig({ PARLEY_FCM_URL: 'http://127.0.0.1:9100', PARLEY_FCM_TOKEN_ORIGINS: 'http://127.0.0.1:9100/token, https://oauth2.googleapis.com', PARLEY_APNS_URL: 'https://127.0.0.1:9200', PARLEY_APNS_CA_FILE: '/etc/ca.pem' });
+    const config = loadConfig({
+      PARLEY_FCM_URL: 'http://127.0.0.1:9100',
+      PARLEY_FCM_TOKEN_ORIGINS: 'http://127.0.0.1:9100/token, https://oauth2.googleapis.com',
+      PARLEY_APNS_URL: 'https://127.0.0.1:9200',
+      PARLEY_APNS_CA_FILE: '/etc/ca.pem',
+    });
     assert.deepEqual(config.notificationEndpoints, {
       fcmUrl: 'http://127.0.0.1:9100',
       fcmTokenOrigins: ['http://127.0.0.1:9100', 'https://oauth2.googleapis.com'],
       apnsUrl: 'https://127.0.0.1:9200',
       apnsCaFile: '/etc/ca.pem',
     });
-    for (const [name, value] of [['PARLEY_FCM_URL', 'ftp://x'], ['PARLEY_APNS_URL', 'not a url'], ['PARLEY_FCM_TOKEN_ORIGINS', 'https://ok.example,file:///etc']]) {
-      assert.throws(() => loadConfig({ [name!]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name!));
+    for (const [name, value] of [
+      ['PARLEY_FCM_URL', 'ftp://x'],
+      ['PARLEY_APNS_URL', 'not a url'],
+      ['PARLEY_FCM_TOKEN_ORIGINS', 'https://ok.example,file:///etc'],
+    ]) {
+      assert.throws(
+        () => loadConfig({ [name!]: value }),
+        (error: Error) => error instanceof ConfigError && error.message.includes(name!),
+      );
     }
   });
 });

@@ -19,11 +19,14 @@ describe('fan-out runs', () => {
     let started = 0;
     let release!: () => void;
     const blocked = new Promise<void>((resolve) => (release = resolve));
-    const runs = fanOutRuns(async () => {
-      started++;
-      // The first run holds (an app's huge fan-out); the others end at once.
-      if (started === 1) await blocked;
-    }, { ...options, spareAfterMs: 20 });
+    const runs = fanOutRuns(
+      async () => {
+        started++;
+        // The first run holds (an app's huge fan-out); the others end at once.
+        if (started === 1) await blocked;
+      },
+      { ...options, spareAfterMs: 20 },
+    );
     runs.now();
     await until(() => started === 2, 'the second run');
     runs.now();

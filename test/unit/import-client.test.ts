@@ -25,8 +25,7 @@ before(async () => {
 });
 after(() => server.close());
 
-const ok = (data: unknown) => (_: http.IncomingMessage, response: http.ServerResponse) =>
-  response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }));
+const ok = (data: unknown) => (_: http.IncomingMessage, response: http.ServerResponse) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }));
 
 function client(retries: string[] = [], signal?: AbortSignal) {
   const { port } = server.address() as AddressInfo;
@@ -68,7 +67,9 @@ describe('ImportClient', () => {
     script = [(_, response) => response.writeHead(429, { 'retry-after': '1' }).end(), ok({ a: { success: true } })];
     const { port } = server.address() as AddressInfo;
     const started = Date.now();
-    const answer = await new ImportClient({ url: `http://127.0.0.1:${port}`, apiKey: 'key', attempts: 2, baseDelayMs: 5, onRetry: (_, delay) => retries.push(delay) }).post('users', 'users', { a: {} });
+    const answer = await new ImportClient({ url: `http://127.0.0.1:${port}`, apiKey: 'key', attempts: 2, baseDelayMs: 5, onRetry: (_, delay) => retries.push(delay) }).post('users', 'users', {
+      a: {},
+    });
     assert.deepEqual(answer, { results: { a: { success: true } } });
     assert.deepEqual(retries, [1000]);
     assert.ok(Date.now() - started >= 990);
@@ -77,8 +78,14 @@ describe('ImportClient', () => {
   });
 
   it('backs off exponentially up to the maximum, with jitter', () => {
-    assert.deepEqual([1, 2, 3, 8, 20].map((attempt) => backoffMs(attempt, 250, 30_000, () => 1)), [250, 500, 1000, 30_000, 30_000]);
-    assert.deepEqual([1, 2, 3].map((attempt) => backoffMs(attempt, 250, 30_000, () => 0)), [125, 250, 500]);
+    assert.deepEqual(
+      [1, 2, 3, 8, 20].map((attempt) => backoffMs(attempt, 250, 30_000, () => 1)),
+      [250, 500, 1000, 30_000, 30_000],
+    );
+    assert.deepEqual(
+      [1, 2, 3].map((attempt) => backoffMs(attempt, 250, 30_000, () => 0)),
+      [125, 250, 500],
+    );
   });
 
   it('does not retry once stopped', async () => {

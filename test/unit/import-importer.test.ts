@@ -240,7 +240,10 @@ describe('runImport', () => {
       response.writeHead(413, { 'content-type': 'application/json' }).end('{"error":{"code":"ERR_PAYLOAD_TOO_LARGE","message":"too large"}}');
       return true;
     };
-    const file = writeFile('large.jsonl', [1, 2, 3, 4, 5].map((n) => ({ kind: 'message', muid: `m${n}`, sender: 'a', receiverType: 'user', receiver: 'b', sentAt: n })));
+    const file = writeFile(
+      'large.jsonl',
+      [1, 2, 3, 4, 5].map((n) => ({ kind: 'message', muid: `m${n}`, sender: 'a', receiverType: 'user', receiver: 'b', sentAt: n })),
+    );
     const { summary, report } = await run(file);
     assert.deepEqual(report, []);
     assert.deepEqual(summary.totals.message, { imported: 5, skipped: 0, failed: 0 });

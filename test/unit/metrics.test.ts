@@ -40,7 +40,10 @@ describe('metrics', () => {
     route.observe(401, 1, '');
     assert.deepEqual(
       requests.requests().map((sample) => [sample.labels.app, sample.labels.status, sample.value]),
-      [['app-a', '200', 2], ['none', '401', 1]],
+      [
+        ['app-a', '200', 2],
+        ['none', '401', 1],
+      ],
     );
   });
 
@@ -57,10 +60,13 @@ describe('metrics', () => {
   it("counts a Batcher's batches by size, and what it holds", async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const batcher = new Batcher<number, number>(async (items) => {
-      await gate;
-      return items;
-    }, { maxBatch: 3, maxInFlight: 1 });
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        await gate;
+        return items;
+      },
+      { maxBatch: 3, maxInFlight: 1 },
+    );
     const answers = [1, 2, 3, 4, 5].map((n) => batcher.submit(n));
     await new Promise((resolve) => setImmediate(resolve));
     // The first batch (3 items) runs and waits; the other 2 are queued.

@@ -16,8 +16,14 @@ const failure = (text: string) => {
 
 describe('parseCsv', () => {
   it('reads fields separated by commas and records by CRLF, LF or CR', () => {
-    assert.deepEqual(rows('a,b\r\nc,d\r\n'), [['a', 'b'], ['c', 'd']]);
-    assert.deepEqual(rows('a,b\nc,d'), [['a', 'b'], ['c', 'd']]);
+    assert.deepEqual(rows('a,b\r\nc,d\r\n'), [
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+    assert.deepEqual(rows('a,b\nc,d'), [
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
     assert.deepEqual(rows('a\rb\r'), [['a'], ['b']]);
   });
 

@@ -12,7 +12,16 @@ let nextConditionId = 1;
 
 /** A condition: a text word condition `contains` unless `fields` say otherwise. */
 function condition(fields: Partial<RuleCondition>): RuleCondition {
-  const base: RuleCondition = { id: nextConditionId++, entity: 'message', operand: 'text', category: 'word', operator: 'contains', value: [], isKeywordsReferencePresent: false, isMediaPresent: false };
+  const base: RuleCondition = {
+    id: nextConditionId++,
+    entity: 'message',
+    operand: 'text',
+    category: 'word',
+    operator: 'contains',
+    value: [],
+    isKeywordsReferencePresent: false,
+    isMediaPresent: false,
+  };
   return Object.assign(base, fields);
 }
 
@@ -79,7 +88,10 @@ describe('foldText', () => {
   });
 
   it('tells word characters: letters and digits of any script, astral ones too', () => {
-    assert.deepEqual([0, 1, 2, 3, 4, 5].map((i) => isWordCharAt('a1_ é', i)), [true, true, false, false, true, false]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5].map((i) => isWordCharAt('a1_ é', i)),
+      [true, true, false, false, true, false],
+    );
     assert.deepEqual([isWordCharBefore('𝒜x', 2), isWordCharBefore('😀x', 2), isWordCharBefore('x', 0), isWordCharBefore('ж', 1)], [true, false, false, true]);
   });
 });
@@ -88,34 +100,46 @@ describe('KeywordAutomaton', () => {
   it('finds whole-word occurrences of every keyword, longer ones first at one end', () => {
     const automaton = new KeywordAutomaton(['he', 'she', 'his', 'hers', 'she said']);
     assert.deepEqual(automaton.occurrences('ushers said he'), [{ term: 0, start: 12, end: 14 }]);
-    const occurrences = [{ term: 1, start: 0, end: 3 }, { term: 4, start: 0, end: 8 }, { term: 2, start: 9, end: 12 }];
+    const occurrences = [
+      { term: 1, start: 0, end: 3 },
+      { term: 4, start: 0, end: 8 },
+      { term: 2, start: 9, end: 12 },
+    ];
     assert.deepEqual(automaton.occurrences('she said his'), occurrences);
   });
 
   // Over 'ab -' the nodes are sparse (binary search); over 'abcd_`' (a run of codes) many are dense (direct slots).
-  for (const [alphabet, count] of [['ab -', 30], ['abcd_`', 300]] as const) it(`agrees with a naive search on random keywords and texts over ${alphabet}`, () => {
-    const next = random(7);
-    for (let round = 0; round < 40; round++) {
-      const terms = [...new Set(Array.from({ length: count }, () => randomWord(next, alphabet, 1, 5)))];
-      const automaton = new KeywordAutomaton(terms);
-      const text = randomWord(next, alphabet, 0, 80);
-      const naive = [];
-      for (let end = 1; end <= text.length; end++) {
-        for (const [term, keyword] of terms.map((k, i) => [i, k] as const).sort((x, y) => y[1].length - x[1].length)) {
-          const start = end - keyword.length;
-          if (start < 0 || text.slice(start, end) !== keyword) continue;
-          const before = isWordCharAt(keyword, 0) && isWordCharBefore(text, start);
-          const after = isWordCharBefore(keyword, keyword.length) && isWordCharAt(text, end);
-          if (!before && !after) naive.push({ term, start, end });
+  for (const [alphabet, count] of [
+    ['ab -', 30],
+    ['abcd_`', 300],
+  ] as const)
+    it(`agrees with a naive search on random keywords and texts over ${alphabet}`, () => {
+      const next = random(7);
+      for (let round = 0; round < 40; round++) {
+        const terms = [...new Set(Array.from({ length: count }, () => randomWord(next, alphabet, 1, 5)))];
+        const automaton = new KeywordAutomaton(terms);
+        const text = randomWord(next, alphabet, 0, 80);
+        const naive = [];
+        for (let end = 1; end <= text.length; end++) {
+          for (const [term, keyword] of terms.map((k, i) => [i, k] as const).sort((x, y) => y[1].length - x[1].length)) {
+            const start = end - keyword.length;
+            if (start < 0 || text.slice(start, end) !== keyword) continue;
+            const before = isWordCharAt(keyword, 0) && isWordCharBefore(text, start);
+            const after = isWordCharBefore(keyword, keyword.length) && isWordCharAt(text, end);
+            if (!before && !after) naive.push({ term, start, end });
+          }
         }
+        assert.deepEqual(automaton.occurrences(text), naive, `${JSON.stringify(terms)} in ${JSON.stringify(text)}`);
       }
-      assert.deepEqual(automaton.occurrences(text), naive, `${JSON.stringify(terms)} in ${JSON.stringify(text)}`);
-    }
-  });
+    });
 
   it('reads astral characters (two code units) and ignores empty keywords', () => {
     const automaton = new KeywordAutomaton(['🖕', '', 'x𝒜']);
-    assert.deepEqual(automaton.occurrences('a🖕🖕 x𝒜 x𝒜𝒜'), [{ term: 0, start: 1, end: 3 }, { term: 0, start: 3, end: 5 }, { term: 2, start: 6, end: 9 }]);
+    assert.deepEqual(automaton.occurrences('a🖕🖕 x𝒜 x𝒜𝒜'), [
+      { term: 0, start: 1, end: 3 },
+      { term: 0, start: 3, end: 5 },
+      { term: 2, start: 6, end: 9 },
+    ]);
     assert.deepEqual(new KeywordAutomaton([]).occurrences('anything'), []);
   });
 
@@ -225,7 +249,7 @@ describe('compileMatcher: what a condition reads', () => {
   const matcher = compileMatcher([textRule, customRule], []);
   const ruleIds = (message: MessageToModerate) => matcher.evaluate(message).matches.map((match) => match.ruleId);
 
-  it('text reads a text message\'s text; custom reads a custom message', () => {
+  it("text reads a text message's text; custom reads a custom message", () => {
     assert.deepEqual(ruleIds(textMessage('oh shit')), ['text']);
     assert.deepEqual(ruleIds(customMessage({ note: 'oh shit' })), ['custom']);
     assert.deepEqual(ruleIds(customMessage({}, 'oh shit')), ['custom'], "a custom message's text too");
@@ -277,8 +301,14 @@ describe('compileMatcher: what a condition reads', () => {
 
   it('keeps a word that a text rule and a custom rule share apart', () => {
     const shared = compileMatcher([rule('t', [condition({ value: ['foo'] })]), rule('c', [condition({ operand: 'custom', value: ['foo'] })])], []);
-    assert.deepEqual(shared.evaluate(customMessage({ a: 'foo' })).matches.map((m) => m.ruleId), ['c']);
-    assert.deepEqual(shared.evaluate(textMessage('foo')).matches.map((m) => m.ruleId), ['t']);
+    assert.deepEqual(
+      shared.evaluate(customMessage({ a: 'foo' })).matches.map((m) => m.ruleId),
+      ['c'],
+    );
+    assert.deepEqual(
+      shared.evaluate(textMessage('foo')).matches.map((m) => m.ruleId),
+      ['t'],
+    );
   });
 });
 
@@ -325,7 +355,10 @@ describe('compileMatcher: lists, rules and verdicts', () => {
     const matcher = compileMatcher(rules, []);
     const verdict = matcher.evaluate(textMessage('shit shit'));
     assert.equal(verdict.action, 'dropMessage');
-    assert.deepEqual(verdict.matches.map((m) => m.ruleId), ['block', 'quiet', 'drop']);
+    assert.deepEqual(
+      verdict.matches.map((m) => m.ruleId),
+      ['block', 'quiet', 'drop'],
+    );
     assert.equal(verdict.matches[0]!.condition, second);
     assert.deepEqual(verdict.matches[0], { ruleId: 'block', ruleName: 'Rule block', revision: 3, condition: second, action: ['blockMessage'] });
     assert.equal(matcher.evaluate(textMessage('nomatch')).action, 'blockMessage');
@@ -337,7 +370,10 @@ describe('compileMatcher: lists, rules and verdicts', () => {
 
   it('matches every contains condition that holds a word found, across rules', () => {
     const matcher = compileMatcher([rule('a', [condition({ value: ['x', 'y'] })]), rule('b', [condition({ value: ['y'] })]), rule('c', [condition({ value: ['z'] })])], []);
-    assert.deepEqual(matcher.evaluate(textMessage('x y z')).matches.map((m) => m.ruleId), ['a', 'b', 'c']);
+    assert.deepEqual(
+      matcher.evaluate(textMessage('x y z')).matches.map((m) => m.ruleId),
+      ['a', 'b', 'c'],
+    );
     assert.deepEqual(matcher.evaluate(customMessage({ a: 'x y z' })).matches, []);
   });
 

@@ -27,8 +27,7 @@ const app = (change: (s: AppNotificationSettings) => void = () => {}): AppNotifi
 };
 const prefs = (change?: (s: AppNotificationSettings) => void, user?: Parameters<typeof effectivePreferences>[1]) => effectivePreferences(app(change), user);
 const event = (fields: Partial<NotificationEvent>): NotificationEvent => ({ conversationType: 'group', kind: 'message', mentioned: false, ownMessage: false, ...fields });
-const week = (day: { from: number; to: number; dnd?: boolean }): WeekSchedule =>
-  Object.fromEntries(WEEKDAYS.map((d) => [d, { from: day.from, to: day.to, dnd: day.dnd ?? false }])) as WeekSchedule;
+const week = (day: { from: number; to: number; dnd?: boolean }): WeekSchedule => Object.fromEntries(WEEKDAYS.map((d) => [d, { from: day.from, to: day.to, dnd: day.dnd ?? false }])) as WeekSchedule;
 const quiet = (schedule: WeekSchedule, dnd = 1) => ({ dndPreferenceSetting: dnd, schedulePreferenceSetting: schedule });
 
 describe('effectivePreferences', () => {
@@ -97,7 +96,13 @@ describe('wantsNotification', () => {
     assert.equal(level(1, { kind: 'message' }, 'oneOnOne'), false);
     assert.equal(level(3, { kind: 'message', mentioned: true }, 'oneOnOne'), true);
     // Each conversation type reads its own section.
-    assert.equal(wantsNotification(prefs((s) => (s.preferences.group.messagesSetting = 1)), event({ conversationType: 'oneOnOne' })), true);
+    assert.equal(
+      wantsNotification(
+        prefs((s) => (s.preferences.group.messagesSetting = 1)),
+        event({ conversationType: 'oneOnOne' }),
+      ),
+      true,
+    );
   });
 
   it('bypassPreferencesForMentions: a mention is wanted whatever the message preferences say', () => {
@@ -113,7 +118,10 @@ describe('wantsNotification', () => {
 
   it('reactions: 1 none, 2 to the recipient’s own messages, 3 to all', () => {
     const reaction = (setting: number, ownMessage: boolean) =>
-      wantsNotification(prefs((s) => (s.preferences.oneOnOne.reactionsSetting = setting)), event({ conversationType: 'oneOnOne', kind: 'reaction', ownMessage }));
+      wantsNotification(
+        prefs((s) => (s.preferences.oneOnOne.reactionsSetting = setting)),
+        event({ conversationType: 'oneOnOne', kind: 'reaction', ownMessage }),
+      );
     assert.deepEqual([reaction(1, true), reaction(2, true), reaction(2, false), reaction(3, false)], [false, true, false, true]);
   });
 
@@ -260,7 +268,9 @@ describe('changes and stored values', () => {
     const merged = defaultNotificationSettings();
     merged.preferences.email.maxPerDayPerConversation = 30;
     const problems = settingsChangeProblems(
-      { preferences: { email: { maxPerDayPerConversation: 30 }, mute: { schedulePreferenceSetting: { monday: { from: 1179 }, sunday: { to: 60 } } }, push: { customJson: { big: 'x'.repeat(5000) } } } },
+      {
+        preferences: { email: { maxPerDayPerConversation: 30 }, mute: { schedulePreferenceSetting: { monday: { from: 1179 }, sunday: { to: 60 } } }, push: { customJson: { big: 'x'.repeat(5000) } } },
+      },
       merged,
     );
     assert.deepEqual(Object.keys(problems).sort(), [
@@ -289,7 +299,9 @@ describe('changes and stored values', () => {
     );
     assert.deepEqual(problems, {});
     assert.deepEqual(values, { group: { messagesSetting: 3, memberBannedSetting: 2 }, oneOnOne: { quotedRepliesSetting: 1 }, schedule: { monday: { from: 900, to: 1700 } } });
-    assert.deepEqual(userValuesFromPatch({ mutePreferences: { schedule: { monday: { from: 1179 } } } }, app()).problems, { 'mutePreferences.schedule.monday.from': 'must be a time of day as HHMM (minutes 00 to 59)' });
+    assert.deepEqual(userValuesFromPatch({ mutePreferences: { schedule: { monday: { from: 1179 } } } }, app()).problems, {
+      'mutePreferences.schedule.monday.from': 'must be a time of day as HHMM (minutes 00 to 59)',
+    });
   });
 
   it('stores a user’s values one entry per field, and reads back only valid entries', () => {
@@ -304,7 +316,17 @@ describe('changes and stored values', () => {
       usePrivacyTemplate: true,
     });
     assert.deepEqual(userValuesFromEntries(entries), values);
-    const junk = { 'group.memberLeftSetting': 3, 'group.nope': 1, 'oneOnOne.messagesSetting': 0, 'mute.dnd': 'on', 'mute.schedule.funday.from': 1, 'mute.schedule.monday.to': 1179, 'mute.schedule.monday.from.x': 1, usePrivacyTemplate: 1, 'group.messagesSetting.x': 2 };
+    const junk = {
+      'group.memberLeftSetting': 3,
+      'group.nope': 1,
+      'oneOnOne.messagesSetting': 0,
+      'mute.dnd': 'on',
+      'mute.schedule.funday.from': 1,
+      'mute.schedule.monday.to': 1179,
+      'mute.schedule.monday.from.x': 1,
+      usePrivacyTemplate: 1,
+      'group.messagesSetting.x': 2,
+    };
     assert.deepEqual(userValuesFromEntries(junk), {});
     assert.deepEqual(userValuesFromEntries(null), {});
   });
@@ -313,7 +335,21 @@ describe('changes and stored values', () => {
 describe('contact details', () => {
   it('takes e-mail addresses of the usual shape', () => {
     for (const good of ['someone@example.com', 'first.last+tag@sub.example.co.uk', "o'brien@example.ie", 'ü@exämple.de', 'x@xn--bcher-kva.example']) assert.ok(isEmailAddress(good), good);
-    for (const bad of ['', 'someone', '@example.com', 'someone@', 'someone@example', 'a b@example.com', 'a@b@example.com', '.a@example.com', 'a..b@example.com', 'a@-example.com', 'a@example.c', `${'a'.repeat(65)}@example.com`, `a@${'b'.repeat(250)}.com`]) {
+    for (const bad of [
+      '',
+      'someone',
+      '@example.com',
+      'someone@',
+      'someone@example',
+      'a b@example.com',
+      'a@b@example.com',
+      '.a@example.com',
+      'a..b@example.com',
+      'a@-example.com',
+      'a@example.c',
+      `${'a'.repeat(65)}@example.com`,
+      `a@${'b'.repeat(250)}.com`,
+    ]) {
       assert.ok(!isEmailAddress(bad), bad);
     }
   });

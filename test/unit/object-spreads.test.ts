@@ -90,12 +90,18 @@ describe('object spreads', () => {
 
   it('the check above finds a spread or extended() of a parameter in values, set and doUpdateSet', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'spreads-')), 'repo.ts');
-    fs.writeFileSync(file, [
-      'function a(tx: any, appId: string, input: object) { return tx.insertInto("t").values({ app_id: appId, ...input }); }',
-      'function b(tx: any, changes: object) { return tx.updateTable("t").set(extended(changes, { updated_at: 1 })); }',
-      'function c(tx: any, limits: object) { return tx.insertInto("t").values({ a: 1 }).onConflict((oc: any) => oc.doUpdateSet({ ...limits })); }',
-      'function d(tx: any, name: string) { const set = { name }; return tx.updateTable("t").set(extended(set, { b: 1 })); }',
-    ].join('\n'));
-    assert.deepEqual(wholesaleWrites(file).map((line) => line.split(':')[1]), ['1', '2', '3']);
+    fs.writeFileSync(
+      file,
+      [
+        'function a(tx: any, appId: string, input: object) { return tx.insertInto("t").values({ app_id: appId, ...input }); }',
+        'function b(tx: any, changes: object) { return tx.updateTable("t").set(extended(changes, { updated_at: 1 })); }',
+        'function c(tx: any, limits: object) { return tx.insertInto("t").values({ a: 1 }).onConflict((oc: any) => oc.doUpdateSet({ ...limits })); }',
+        'function d(tx: any, name: string) { const set = { name }; return tx.updateTable("t").set(extended(set, { b: 1 })); }',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      wholesaleWrites(file).map((line) => line.split(':')[1]),
+      ['1', '2', '3'],
+    );
   });
 });

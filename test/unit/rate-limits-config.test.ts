@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import {
-  DEFAULT_RATE_LIMITS,
-  effectiveLimits,
-  formatRateLimits,
-  parseRateLimits,
-  RateLimitsFormatError,
-  secondsUntilEnd,
-  windowEndSeconds,
-  windowOf,
-} from '../../src/domain/rate-limits.js';
+import { DEFAULT_RATE_LIMITS, effectiveLimits, formatRateLimits, parseRateLimits, RateLimitsFormatError, secondsUntilEnd, windowEndSeconds, windowOf } from '../../src/domain/rate-limits.js';
 
 describe('PARLEY_RATE_LIMITS', () => {
   it('defaults to the vendor numbers, with the per-user limits off', () => {
@@ -99,7 +90,10 @@ describe('PARLEY_REDIS_URL and PARLEY_REDIS_PREFIX', () => {
 
   it('refuse anything else', () => {
     for (const raw of ['127.0.0.1:6379', 'http://127.0.0.1:6379', 'redis']) {
-      assert.throws(() => loadConfig({ PARLEY_REDIS_URL: raw }), (error: unknown) => error instanceof ConfigError && /PARLEY_REDIS_URL must be a redis:\/\//.test(error.message));
+      assert.throws(
+        () => loadConfig({ PARLEY_REDIS_URL: raw }),
+        (error: unknown) => error instanceof ConfigError && /PARLEY_REDIS_URL must be a redis:\/\//.test(error.message),
+      );
     }
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AppError } from '../../src/domain/errors.js';
+import type { AppError } from '../../src/domain/errors.js';
 import { resolveAppId } from '../../src/http/plugins/tenancy.js';
 
 const settings = { region: 'us', domain: 'example.com' };
@@ -30,16 +30,32 @@ describe('resolveAppId', () => {
   });
 
   it('refuses another region and a request naming no app', () => {
-    assert.equal(code(() => resolveAppId('abc.api-eu.example.com', 'abc', settings)), 'AUTH_ERR_INVALID_APPID');
-    assert.equal(code(() => resolveAppId('localhost', undefined, settings)), 'AUTH_ERR_EMPTY_APPID');
-    assert.equal(code(() => resolveAppId('localhost', '  ', settings)), 'AUTH_ERR_EMPTY_APPID');
+    assert.equal(
+      code(() => resolveAppId('abc.api-eu.example.com', 'abc', settings)),
+      'AUTH_ERR_INVALID_APPID',
+    );
+    assert.equal(
+      code(() => resolveAppId('localhost', undefined, settings)),
+      'AUTH_ERR_EMPTY_APPID',
+    );
+    assert.equal(
+      code(() => resolveAppId('localhost', '  ', settings)),
+      'AUTH_ERR_EMPTY_APPID',
+    );
   });
 
   it('refuses a value that cannot be an app id, from the host or the header', () => {
     for (const value of ['a\u0000b', 'a\ud800', 'x'.repeat(64), 'a_b', '-a', 'a-']) {
-      assert.equal(code(() => resolveAppId('localhost', value, settings)), 'AUTH_ERR_INVALID_APPID', JSON.stringify(value));
+      assert.equal(
+        code(() => resolveAppId('localhost', value, settings)),
+        'AUTH_ERR_INVALID_APPID',
+        JSON.stringify(value),
+      );
     }
-    assert.equal(code(() => resolveAppId(`${'x'.repeat(64)}.api-us.example.com`, undefined, settings)), 'AUTH_ERR_INVALID_APPID');
+    assert.equal(
+      code(() => resolveAppId(`${'x'.repeat(64)}.api-us.example.com`, undefined, settings)),
+      'AUTH_ERR_INVALID_APPID',
+    );
     assert.equal(resolveAppId(`${'x'.repeat(63)}.api-us.example.com`, undefined, settings), 'x'.repeat(63));
   });
 });

@@ -31,18 +31,10 @@ function builtinRule(id: string, name: string, description: string, createdAt: n
 const textAndCustom = (pattern: string) => [condition(1, 'text', 'pattern', pattern, false), condition(2, 'custom', 'pattern', pattern, false)];
 
 export const BUILTIN_RULES: readonly ModerationRule[] = [
-  builtinRule('text-profanity-filter', 'Text Profanity filter', 'Detect and block profanity in text messages.', 1718355386, [
-    condition(1, 'text', 'word', PROFANITY_LIST_ID, true),
-  ]),
-  builtinRule('image-moderation', 'AI Image Moderation', 'AI-powered image moderation to detect unsafe content.', 1718350200, [
-    condition(1, 'image', 'word', 'AnyOf_greaterThan_30', false),
-  ]),
-  builtinRule('video-moderation', 'AI Video Moderation', 'AI-powered video moderation to detect unsafe content.', 1718350199, [
-    condition(1, 'video', 'word', 'AnyOf_greaterThan_30', false),
-  ]),
-  builtinRule('custom-profanity-filter', 'Custom Profanity filter', 'Detect and block profanity in custom messages.', 1718341200, [
-    condition(1, 'custom', 'word', PROFANITY_LIST_ID, true),
-  ]),
+  builtinRule('text-profanity-filter', 'Text Profanity filter', 'Detect and block profanity in text messages.', 1718355386, [condition(1, 'text', 'word', PROFANITY_LIST_ID, true)]),
+  builtinRule('image-moderation', 'AI Image Moderation', 'AI-powered image moderation to detect unsafe content.', 1718350200, [condition(1, 'image', 'word', 'AnyOf_greaterThan_30', false)]),
+  builtinRule('video-moderation', 'AI Video Moderation', 'AI-powered video moderation to detect unsafe content.', 1718350199, [condition(1, 'video', 'word', 'AnyOf_greaterThan_30', false)]),
+  builtinRule('custom-profanity-filter', 'Custom Profanity filter', 'Detect and block profanity in custom messages.', 1718341200, [condition(1, 'custom', 'word', PROFANITY_LIST_ID, true)]),
   builtinRule('contact_details_filter', 'Contact details filter', 'Identifies phone numbers in messages.', 1718186338, textAndCustom(PHONE_PATTERN)),
   builtinRule('email_filter', 'Email filter', 'Identifies email addresses in messages.', 1718099938, textAndCustom(EMAIL_PATTERN)),
   builtinRule('link_filter', 'Link filter', 'Identifies links in messages.', 1718099900, textAndCustom(LINK_PATTERN)),

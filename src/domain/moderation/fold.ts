@@ -32,6 +32,7 @@ const UNDECOMPOSED_LETTER = new RegExp(`[${Object.keys(UNDECOMPOSED).join('')}]`
  */
 const DROPPED = /[\p{M}\p{Default_Ignorable_Code_Point}]+/gu;
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range, control characters included, on purpose
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 /** ASCII white space other than a space, or a run of spaces: the text needs collapsing (as it does with a space at an end). */
 const ASCII_UNEVEN_SPACE = /[\t\n\v\f\r]| {2}/;

@@ -113,14 +113,7 @@ export class KeywordAutomaton {
 
   /** The bytes the automaton's arrays hold. */
   get bytes(): number {
-    return (
-      this.node.byteLength +
-      this.edgeChar.byteLength +
-      this.edgeTarget.byteLength +
-      this.rootNext.byteLength +
-      this.termLength.byteLength +
-      this.termBounds.byteLength
-    );
+    return this.node.byteLength + this.edgeChar.byteLength + this.edgeTarget.byteLength + this.rootNext.byteLength + this.termLength.byteLength + this.termBounds.byteLength;
   }
 
   /**

@@ -120,7 +120,7 @@ export function compileMatcher(rules: readonly ModerationRule[], lists: readonly
       if (hasWords && !equals) plan.containsWithWords++;
       const match = ruleMatch(rule, condition);
       compiled[operand].conditions.push({ slot, patterns: compiledPatterns, equals, match });
-      bytes += conditionBytes(condition) + (known ? 0 : compiledPatterns?.bytes ?? 0);
+      bytes += conditionBytes(condition) + (known ? 0 : (compiledPatterns?.bytes ?? 0));
     }
     for (const operand of [TEXT, CUSTOM] as const) if (compiled[operand].conditions.length > 0) plans[operand].rules.push(compiled[operand]);
   }

@@ -160,10 +160,7 @@ export function basicAuthPasswordProblem(raw: string): string | undefined {
 }
 
 /** The field of a custom provider's "only users with stored contact details" option, per channel (none for push). */
-export const STORED_CONTACT_FIELD = { push: undefined, sms: 'useStoredPhNo', email: 'useStoredEmailID' } as const satisfies Record<
-  CustomProviderChannel,
-  string | undefined
->;
+export const STORED_CONTACT_FIELD = { push: undefined, sms: 'useStoredPhNo', email: 'useStoredEmailID' } as const satisfies Record<CustomProviderChannel, string | undefined>;
 
 /** Where a sealed secret belongs (SecretBox's context): the app, the provider and the field. */
 export function secretContext(appId: string, provider: 'twilio' | 'sendgrid' | `custom-${CustomProviderChannel}`, field: string): string {

@@ -105,6 +105,7 @@ function scheduleProblems(schedule: unknown, field: string, details: ErrorDetail
 }
 
 /** What is wrong with a change to the app's settings, beyond its schema, field by field (empty: nothing). */
+// biome-ignore lint/suspicious/noExplicitAny: checked field by field below
 export function settingsChangeProblems(change: { preferences?: Record<string, any> }, merged: AppNotificationSettings): ErrorDetails {
   const details: ErrorDetails = {};
   const prefs = change.preferences;
@@ -193,7 +194,7 @@ export function userValuesFromEntries(stored: unknown): UserPreferenceValues {
     } else if (key === 'mute.dnd') {
       if (inRange(value, 2)) values.dnd = value;
     } else if (section === 'mute' && field === 'schedule' && (WEEKDAYS as readonly string[]).includes(day ?? '') && key.split('.').length === 4) {
-      const valid = (part === 'from' || part === 'to') ? typeof value === 'number' && isClockTime(value) : part === 'dnd' && typeof value === 'boolean';
+      const valid = part === 'from' || part === 'to' ? typeof value === 'number' && isClockTime(value) : part === 'dnd' && typeof value === 'boolean';
       if (valid) ((values.schedule ??= {})[day as Weekday] ??= {})[part as keyof DaySchedule] = value as never;
     } else if (key === 'usePrivacyTemplate' && typeof value === 'boolean') {
       values.usePrivacyTemplate = value;

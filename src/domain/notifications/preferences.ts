@@ -17,7 +17,6 @@ import { quietReason, WEEKDAYS, type DaySchedule, type QuietReason, type Weekday
 export { isQuietAt, quietReason, canonicalTimeZone, localClock, WEEKDAYS } from './quiet-hours.js';
 export type { DaySchedule, QuietReason, Weekday, WeekSchedule } from './quiet-hours.js';
 
-
 /** The group events of the app's settings (each `*Setting` with its "user may override" flag where the vendor has one). */
 export interface GroupPreferences {
   messagesSetting: number;

@@ -47,6 +47,7 @@ export function installAuth(scope: FastifyInstance, options: { apps: AppsService
     const key = header(request, 'key');
     // Without an apiKey, a route that takes the management credential reads key and secret instead.
     const byManagement = apiKey === undefined && request.routeOptions.config.managementCredential === true && (key !== undefined || header(request, 'secret') !== undefined);
+    // biome-ignore lint/suspicious/noImplicitAnyLet: typed by its assignment below (TypeScript's control-flow typing)
     let credential;
     try {
       if (byManagement) {
@@ -62,8 +63,6 @@ export function installAuth(scope: FastifyInstance, options: { apps: AppsService
     }
     const onBehalfOf = header(request, 'onbehalfof')?.trim();
     // Field by field, not `{ ...ctx, credential }`: see domain/objects.ts.
-    request.ctx = onBehalfOf
-      ? { appId, requestId: request.id, log: request.log, credential, onBehalfOf: normalizeId(onBehalfOf) }
-      : { appId, requestId: request.id, log: request.log, credential };
+    request.ctx = onBehalfOf ? { appId, requestId: request.id, log: request.log, credential, onBehalfOf: normalizeId(onBehalfOf) } : { appId, requestId: request.id, log: request.log, credential };
   });
 }

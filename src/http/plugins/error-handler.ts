@@ -30,8 +30,7 @@ function validationError(error: FastifyError): AppError {
  * longer than the router keeps), in the vendor's shape: Fastify's `frameworkErrors` option.
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const message =
-    error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter of the URL is too long.' : error.code === 'FST_ERR_BAD_URL' ? 'The URL is malformed.' : error.message;
+  const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter of the URL is too long.' : error.code === 'FST_ERR_BAD_URL' ? 'The URL is malformed.' : error.message;
   const refused = badRequest({ url: message.replace(/\.$/, '').toLowerCase() }, message);
   // The router's refusals skip the hooks, the onSend that sets the id's header among them.
   void reply.header('x-request-id', request.id).status(refused.status).send(errorBody(refused, request.id));

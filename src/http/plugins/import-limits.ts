@@ -197,7 +197,10 @@ class MeteredBody extends Transform {
 
   private check(): void {
     if (this.reply.sent) return;
-    if (this.now() < this.deadline()) return this.schedule();
+    if (this.now() < this.deadline()) {
+      this.schedule();
+      return;
+    }
     const kib = Math.round(this.rate.minBytesPerSecond / 1024);
     this.request.log.info({ received: this.received, ms: this.now() - this.started }, 'data import body arriving too slowly: cut');
     this.source.unpipe(this);

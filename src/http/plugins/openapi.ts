@@ -22,7 +22,7 @@ export async function installOpenApi(app: FastifyInstance, tenancy: TenancySetti
           'Self-hosted chat API, wire-compatible with the CometChat REST API v3. ' +
           `The app is named by the host (&lt;appId&gt;.api-${tenancy.region}.${tenancy.domain}) or, on any other host, by the appId header. ` +
           "To try a call here: under Authorize, give one of your app's API keys and its id as appId (the first start prints both; " +
-          '`parley apps list` lists the apps). On a page loaded from your app\'s own host the host names the app and appId may stay empty.',
+          "`parley apps list` lists the apps). On a page loaded from your app's own host the host names the app and appId may stay empty.",
       },
       // Replaced per request by serversFor (the page's own scheme and port); this form is the one
       // app.swagger() gives outside a request.

@@ -78,7 +78,10 @@ function userOf(request: FastifyRequest, param: string | undefined): string | un
 
 function answer(limits: RateLimitsService, reply: FastifyReply, hit: RateLimitHit, done: HookHandlerDoneFunction): void {
   setRateLimitHeaders(reply, hit.reportedLimit, hit.reportedRemaining, hit.reset);
-  if (hit.refusedBy === 0) return done();
+  if (hit.refusedBy === 0) {
+    done();
+    return;
+  }
   limits.refused(hit);
   reply.header('x-rate-limit-reset', hit.reset);
   done(new AppError('ERR_TOO_MANY_REQUESTS', { params: { seconds: hit.retryAfter }, retryAfter: hit.retryAfter }));

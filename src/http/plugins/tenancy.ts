@@ -15,11 +15,7 @@ export interface TenancySettings {
  * cannot be an app id (NUL, a lone surrogate, 100 kB of text) is refused as no such app, before
  * any database lookup, and is not echoed back.
  */
-export function resolveAppId(
-  hostname: string,
-  appIdHeader: string | string[] | undefined,
-  settings: TenancySettings,
-): string {
+export function resolveAppId(hostname: string, appIdHeader: string | string[] | undefined, settings: TenancySettings): string {
   const match = TENANT_HOST.exec(hostname.toLowerCase());
   if (match && match[3] === settings.domain) {
     const [, appId, region] = match as unknown as [string, string, string];

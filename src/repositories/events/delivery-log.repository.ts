@@ -29,13 +29,7 @@ export class DeliveryLogRepository {
 
   /** A delivery's attempts, oldest first. */
   async attempts(appId: string, deliveryId: string, tx: Executor = this.db): Promise<Array<{ at: Date; duration_ms: number; status: number | null; error: string | null }>> {
-    return tx
-      .selectFrom('event_delivery_attempts')
-      .select(['at', 'duration_ms', 'status', 'error'])
-      .where('app_id', '=', appId)
-      .where('delivery_id', '=', deliveryId)
-      .orderBy('id')
-      .execute();
+    return tx.selectFrom('event_delivery_attempts').select(['at', 'duration_ms', 'status', 'error']).where('app_id', '=', appId).where('delivery_id', '=', deliveryId).orderBy('id').execute();
   }
 
   /**

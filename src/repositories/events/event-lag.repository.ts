@@ -11,7 +11,11 @@ export class EventLagRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   async lowestCursors(): Promise<Array<{ consumer: string; eventId: string }>> {
-    const rows = await this.db.selectFrom('event_cursors').select(['consumer', (eb) => eb.fn.min('event_id').as('event_id')]).groupBy('consumer').execute();
+    const rows = await this.db
+      .selectFrom('event_cursors')
+      .select(['consumer', (eb) => eb.fn.min('event_id').as('event_id')])
+      .groupBy('consumer')
+      .execute();
     return rows.map((row) => ({ consumer: row.consumer, eventId: String(row.event_id) }));
   }
 }

@@ -198,8 +198,18 @@ export class EventQueueRepository {
    */
   async pendingOfLanes(appId: string, target: string, lanes: readonly string[], perLane: number, tx: Executor = this.db): Promise<Map<string, PendingDelivery[]>> {
     const result = await sql<{
-      lane: string; id: string; event_id: string; item: string; trigger: string; attempts: number; first_attempt_at: Date | null;
-      e_id: string | null; conversation_id: string | null; message_id: string | null; data: Record<string, unknown> | null; e_created_at: Date | null;
+      lane: string;
+      id: string;
+      event_id: string;
+      item: string;
+      trigger: string;
+      attempts: number;
+      first_attempt_at: Date | null;
+      e_id: string | null;
+      conversation_id: string | null;
+      message_id: string | null;
+      data: Record<string, unknown> | null;
+      e_created_at: Date | null;
     }>`
       select l.lane, d.*
       from unnest(${[...lanes]}::text[]) as l (lane)
@@ -220,15 +230,18 @@ export class EventQueueRepository {
         trigger: row.trigger,
         attempts: row.attempts,
         first_attempt_at: row.first_attempt_at,
-        event: row.e_id === null ? null : {
-          app_id: appId,
-          id: row.e_id,
-          trigger: row.trigger,
-          conversation_id: row.conversation_id,
-          message_id: row.message_id,
-          data: row.data,
-          created_at: row.e_created_at!,
-        },
+        event:
+          row.e_id === null
+            ? null
+            : {
+                app_id: appId,
+                id: row.e_id,
+                trigger: row.trigger,
+                conversation_id: row.conversation_id,
+                message_id: row.message_id,
+                data: row.data,
+                created_at: row.e_created_at!,
+              },
       };
       const list = byLane.get(row.lane);
       if (list) list.push(delivery);

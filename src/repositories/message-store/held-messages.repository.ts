@@ -57,14 +57,7 @@ export class HeldMessagesRepository {
    * change counted on the conversation's pages, and its `moderation_engine_blocked` event with
    * `eventData`. Its message_sent comes when it is released.
    */
-  async storeHeld(
-    appId: string,
-    message: NewMessage,
-    heldBy: HeldBy,
-    eventData: Record<string, unknown>,
-    options: { reply: boolean },
-    tx: Executor = this.db,
-  ): Promise<HeldOutcome> {
+  async storeHeld(appId: string, message: NewMessage, heldBy: HeldBy, eventData: Record<string, unknown>, options: { reply: boolean }, tx: Executor = this.db): Promise<HeldOutcome> {
     const parentId = message.parentId ?? null;
     const result = await sql<SendCheckRow & { first_id: string | null; id: string | null; at: string | null; parent_found: boolean }>`
       with r as (
@@ -197,8 +190,10 @@ export class HeldMessagesRepository {
    * locked the conversation. Undefined when there is no such message.
    */
   async lockWithActions(appId: string, id: string, options: { held: boolean }, tx: Executor): Promise<{ message: MessageRow; actions: MessageRow[] } | undefined> {
-    const message = (await sql<MessageRow>`
-      select * from messages where app_id = ${appId} and id = ${id}::bigint for no key update`.execute(tx)).rows[0];
+    const message = (
+      await sql<MessageRow>`
+      select * from messages where app_id = ${appId} and id = ${id}::bigint for no key update`.execute(tx)
+    ).rows[0];
     if (!message) return undefined;
     const actions = await sql<MessageRow>`
       select a.* from (select ${message.conversation_id}::text as conversation_id, ${id}::bigint as id) as c, messages a

@@ -63,7 +63,10 @@ export class MessageBatchesRepository {
         // One send's failure (its text, a muid sent twice at once) must not fail the others.
         let outcomes: Array<SendOutcome | Error>;
         try {
-          outcomes = await runApart((messages: NewMessage[]) => this.sendRound(appId, messages), round.map((index) => items[index]!.message));
+          outcomes = await runApart(
+            (messages: NewMessage[]) => this.sendRound(appId, messages),
+            round.map((index) => items[index]!.message),
+          );
         } catch (error) {
           outcomes = round.map(() => (error instanceof Error ? error : new Error(String(error))));
         }
@@ -107,7 +110,10 @@ type SendStatement = StatementTemplate<{ appId: string; records: string }, SendF
  * sends to (sendChecks).
  */
 function sendStatement(db: Kysely<DB>, receivers: ReceiverType | undefined): SendStatement {
-  return new StatementTemplate(db, ['appId', 'records'], ({ appId, records }) => sql<SendFound>`
+  return new StatementTemplate(
+    db,
+    ['appId', 'records'],
+    ({ appId, records }) => sql<SendFound>`
       with r as (
         select * from json_to_recordset(${records}::json) as r(
           n int, conversation_id text, sender text, receiver text, receiver_type text, category text, type text, data json,
@@ -142,7 +148,8 @@ function sendStatement(db: Kysely<DB>, receivers: ReceiverType | undefined): Sen
       )
       select f.n, f.sender_row, f.receiver_row, f.group_row, f.sender_blocked_receiver, f.receiver_blocked_sender,
              f.is_member, f.is_banned, f.member_scope, f.denied_by, f.refused, f.first_id::text as first_id, conv.id::text as id, conv.at::text as at
-      from f left join conv on conv.conversation_id = f.conversation_id`);
+      from f left join conv on conv.conversation_id = f.conversation_id`,
+  );
 }
 
 /**

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { ReceiverType } from '../../db/schema.js';
 import type { Executor } from '../../db/transaction.js';
 import type { GroupRow } from '../groups.repository.js';
-import { type MessageRow, type NewMessage } from '../messages.repository.js';
+import type { MessageRow, NewMessage } from '../messages.repository.js';
 import { anyOf } from '../sql-helpers.js';
 import { createSides, lockConversations, moveLastMessage } from './conversation-moves.js';
 import { recordMessageEvents } from './message-events.js';
@@ -119,15 +119,14 @@ export class MessageImportsRepository {
         from r order by r.n
         on conflict (app_id, sender, muid) where muid is not null do nothing
         returning id, conversation_id, sender, receiver, receiver_type, muid, sent_at, delivered_at, read_at, category, type, mentioned_uids
-      ), ev as (${options.recordEvents
-        // Asked for (docs/webhooks.md): message_sent (and user_mentioned) as a send records them.
-        ? recordMessageEvents(appId, sql`select conversation_id, id, category, type, null::text, coalesce(cardinality(mentioned_uids), 0) > 0, false from ins`)
-        : sql`select 1`}
+      ), ev as (${
+        options.recordEvents
+          ? // Asked for (docs/webhooks.md): message_sent (and user_mentioned) as a send records them.
+            recordMessageEvents(appId, sql`select conversation_id, id, category, type, null::text, coalesce(cardinality(mentioned_uids), 0) > 0, false from ins`)
+          : sql`select 1`
+      }
       ), last as (${moveLastMessage(appId, sql`select conversation_id, receiver_type, id, sent_at from ins`)}
-      ), sides as (${createSides(
-        appId,
-        sql`select conversation_id, sender, receiver from ins where receiver_type = 'user' and conversation_id = any(${created}::text[])`,
-      )}
+      ), sides as (${createSides(appId, sql`select conversation_id, sender, receiver from ins where receiver_type = 'user' and conversation_id = any(${created}::text[])`)}
       ), received as (
         -- Per conversation: the newest message delivered and the newest read, with their times.
         select ins.receiver_type, ins.receiver, ins.conversation_id,

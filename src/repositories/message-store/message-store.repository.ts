@@ -64,18 +64,10 @@ export class MessageStoreRepository {
    * time, taken under the lock, and moves the conversation's last message to the newest. For action
    * messages of one change (no muid, no thread).
    */
-  async storeManyInGroup(
-    appId: string,
-    guid: string,
-    conversationId: string,
-    messages: Array<Pick<NewMessage, 'sender' | 'category' | 'type' | 'dataJson'>>,
-    tx: Executor,
-  ): Promise<MessageRow[]> {
+  async storeManyInGroup(appId: string, guid: string, conversationId: string, messages: Array<Pick<NewMessage, 'sender' | 'category' | 'type' | 'dataJson'>>, tx: Executor): Promise<MessageRow[]> {
     await lockConversations(appId, sql`select ${conversationId}::text, 'group', clock_timestamp(), clock_timestamp()`).execute(tx);
     // data is already JSON text: spliced in as is, keeping its key order.
-    const records = messages.map(
-      (message, n) => `${JSON.stringify({ n, sender: message.sender, category: message.category, type: message.type }).slice(0, -1)},"data":${message.dataJson}}`,
-    );
+    const records = messages.map((message, n) => `${JSON.stringify({ n, sender: message.sender, category: message.category, type: message.type }).slice(0, -1)},"data":${message.dataJson}}`);
     const inserted = await sql<MessageRow>`
       with ins as (
         insert into messages (app_id, conversation_id, sender, receiver, receiver_type, category, type, data, sent_at)

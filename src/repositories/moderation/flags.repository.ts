@@ -67,9 +67,7 @@ export class FlagsRepository {
     return tx
       .insertInto('moderation_flags')
       .values({ app_id: appId, message_id: flag.messageId, uid: flag.uid, reason_id: flag.reasonId, remark: flag.remark, created_at: sql<Date>`now()` })
-      .onConflict((oc) =>
-        oc.columns(['app_id', 'message_id', 'uid']).doUpdateSet({ reason_id: flag.reasonId, remark: flag.remark, created_at: sql<Date>`now()` }),
-      )
+      .onConflict((oc) => oc.columns(['app_id', 'message_id', 'uid']).doUpdateSet({ reason_id: flag.reasonId, remark: flag.remark, created_at: sql<Date>`now()` }))
       .returningAll()
       .executeTakeFirstOrThrow();
   }
@@ -80,13 +78,7 @@ export class FlagsRepository {
 
   /** The queued message, its row locked until the transaction ends: reviews and flags of it take turns. */
   async getForUpdate(appId: string, messageId: string, tx: Executor): Promise<FlaggedMessageRow | undefined> {
-    return tx
-      .selectFrom('moderation_flagged_messages')
-      .selectAll()
-      .where('app_id', '=', appId)
-      .where('message_id', '=', messageId)
-      .forUpdate()
-      .executeTakeFirst();
+    return tx.selectFrom('moderation_flagged_messages').selectAll().where('app_id', '=', appId).where('message_id', '=', messageId).forUpdate().executeTakeFirst();
   }
 
   async markReviewed(appId: string, messageId: string, status: ReviewStatus, tx: Executor): Promise<FlaggedMessageRow> {
@@ -103,34 +95,18 @@ export class FlagsRepository {
    * A page of the pending queue, the message flagged last first; with `reasonId`, messages
    * with a flag of that reason, with `sender`, messages that user sent.
    */
-  async listPending(
-    appId: string,
-    page: OffsetPage & { reasonId?: string; sender?: string },
-    tx: Executor = this.db,
-  ): Promise<FlaggedMessageRow[]> {
+  async listPending(appId: string, page: OffsetPage & { reasonId?: string; sender?: string }, tx: Executor = this.db): Promise<FlaggedMessageRow[]> {
     let query = tx.selectFrom('moderation_flagged_messages as q').selectAll('q').where('q.app_id', '=', appId).where('q.status', '=', 'pending');
     if (page.reasonId !== undefined) {
       const reasonId = page.reasonId;
       query = query.where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('moderation_flags as f')
-            .select('f.uid')
-            .whereRef('f.app_id', '=', 'q.app_id')
-            .whereRef('f.message_id', '=', 'q.message_id')
-            .where('f.reason_id', '=', reasonId),
-        ),
+        exists(selectFrom('moderation_flags as f').select('f.uid').whereRef('f.app_id', '=', 'q.app_id').whereRef('f.message_id', '=', 'q.message_id').where('f.reason_id', '=', reasonId)),
       );
     }
     if (page.sender !== undefined) {
       const sender = page.sender;
       query = query.where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('messages as m')
-            .select('m.id')
-            .whereRef('m.app_id', '=', 'q.app_id')
-            .whereRef('m.id', '=', 'q.message_id')
-            .where('m.sender', '=', sender),
-        ),
+        exists(selectFrom('messages as m').select('m.id').whereRef('m.app_id', '=', 'q.app_id').whereRef('m.id', '=', 'q.message_id').where('m.sender', '=', sender)),
       );
     }
     return query.orderBy('q.updated_at', 'desc').orderBy('q.message_id', 'desc').limit(page.limit).offset(page.offset).execute();

@@ -11,8 +11,16 @@ export type KeywordListRow = Selectable<ModerationKeywordListsTable>;
 
 /** A list's row read inside a larger statement (setup.repository.ts). */
 export const KEYWORD_LIST_ROW = jsonRowCodec<KeywordListRow>({
-  app_id: 'value', id: 'value', revision: 'value', name: 'value', description: 'value', category: 'value', is_csv: 'value',
-  search_terms: 'value', created_at: 'timestamp', updated_at: 'timestamp',
+  app_id: 'value',
+  id: 'value',
+  revision: 'value',
+  name: 'value',
+  description: 'value',
+  category: 'value',
+  is_csv: 'value',
+  search_terms: 'value',
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
 });
 
 /** What the rules and limits need of a list: not its terms. */
@@ -50,10 +58,7 @@ export class KeywordListsRepository {
 
   /** Every list of the app, and the ids of the built-in lists it deleted. */
   async list(appId: string, tx: Executor = this.db): Promise<{ rows: KeywordListRow[]; deleted: Set<string> }> {
-    const [rows, deleted] = await Promise.all([
-      tx.selectFrom('moderation_keyword_lists').selectAll().where('app_id', '=', appId).orderBy('id').execute(),
-      this.deleted(appId, tx),
-    ]);
+    const [rows, deleted] = await Promise.all([tx.selectFrom('moderation_keyword_lists').selectAll().where('app_id', '=', appId).orderBy('id').execute(), this.deleted(appId, tx)]);
     return { rows, deleted };
   }
 

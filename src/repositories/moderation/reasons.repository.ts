@@ -27,13 +27,7 @@ export class ReasonsRepository {
 
   /** Whether the app deleted the built-in reason with this id. */
   async isDeletedDefault(appId: string, id: string, tx: Executor = this.db): Promise<boolean> {
-    const row = await tx
-      .selectFrom('moderation_deleted_defaults')
-      .select('id')
-      .where('app_id', '=', appId)
-      .where('kind', '=', 'reason')
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await tx.selectFrom('moderation_deleted_defaults').select('id').where('app_id', '=', appId).where('kind', '=', 'reason').where('id', '=', id).executeTakeFirst();
     return row !== undefined;
   }
 
@@ -52,7 +46,10 @@ export class ReasonsRepository {
 
   /** How many rows the app has, those of the given ids (its changed built-in reasons) aside. */
   async countExcept(appId: string, ids: readonly string[], tx: Executor = this.db): Promise<number> {
-    let query = tx.selectFrom('moderation_reasons').select((eb) => eb.fn.countAll<string>().as('n')).where('app_id', '=', appId);
+    let query = tx
+      .selectFrom('moderation_reasons')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('app_id', '=', appId);
     if (ids.length > 0) query = query.where('id', 'not in', [...ids]);
     const row = await query.executeTakeFirstOrThrow();
     return Number(row.n);

@@ -13,8 +13,16 @@ export type RuleRevisionRow = Selectable<ModerationRuleRevisionsTable>;
 
 /** A rule's row read inside a larger statement (setup.repository.ts). */
 export const RULE_ROW = jsonRowCodec<RuleRow>({
-  app_id: 'value', id: 'value', revision: 'value', name: 'value', description: 'value', enabled: 'value',
-  conditions: 'value', action: 'value', created_at: 'timestamp', updated_at: 'timestamp',
+  app_id: 'value',
+  id: 'value',
+  revision: 'value',
+  name: 'value',
+  description: 'value',
+  enabled: 'value',
+  conditions: 'value',
+  action: 'value',
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
 });
 
 /** A rule as written: its conditions and actions already serialised, and the revision's copy of it. */
@@ -87,10 +95,7 @@ export class ModerationRulesRepository {
         )
       : insert;
     const row = await write.returningAll().executeTakeFirstOrThrow();
-    await tx
-      .insertInto('moderation_rule_revisions')
-      .values({ app_id: appId, rule_id: rule.id, revision: rule.revision, rule: rule.revisionJson, created_at: rule.updatedAt })
-      .execute();
+    await tx.insertInto('moderation_rule_revisions').values({ app_id: appId, rule_id: rule.id, revision: rule.revision, rule: rule.revisionJson, created_at: rule.updatedAt }).execute();
     return row;
   }
 
@@ -112,15 +117,7 @@ export class ModerationRulesRepository {
 
   /** The rule's revisions, newest first, from `offset`. */
   async revisions(appId: string, id: string, page: { offset: number; limit: number }, tx: Executor = this.db): Promise<RuleRevisionRow[]> {
-    return tx
-      .selectFrom('moderation_rule_revisions')
-      .selectAll()
-      .where('app_id', '=', appId)
-      .where('rule_id', '=', id)
-      .orderBy('revision', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
+    return tx.selectFrom('moderation_rule_revisions').selectAll().where('app_id', '=', appId).where('rule_id', '=', id).orderBy('revision', 'desc').limit(page.limit).offset(page.offset).execute();
   }
 
   async countRevisions(appId: string, id: string, tx: Executor = this.db): Promise<number> {

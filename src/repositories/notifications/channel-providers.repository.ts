@@ -1,9 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type {
-  NotificationCustomProvidersTable,
-  NotificationSendgridProvidersTable,
-  NotificationTwilioProvidersTable,
-} from '../../db/notification-channel-providers-tables.js';
+import type { NotificationCustomProvidersTable, NotificationSendgridProvidersTable, NotificationTwilioProvidersTable } from '../../db/notification-channel-providers-tables.js';
 import type { Executor } from '../../db/transaction.js';
 import type { CustomProviderChannel } from '../../domain/notifications/channel-providers.js';
 import { extended } from '../../domain/objects.js';
@@ -164,12 +160,7 @@ export class ChannelProvidersRepository {
   }
 
   async deleteCustom(appId: string, channel: CustomProviderChannel, tx: Executor = this.db): Promise<boolean> {
-    const row = await tx
-      .deleteFrom('notification_custom_providers')
-      .where('app_id', '=', appId)
-      .where('channel', '=', channel)
-      .returning('app_id')
-      .executeTakeFirst();
+    const row = await tx.deleteFrom('notification_custom_providers').where('app_id', '=', appId).where('channel', '=', channel).returning('app_id').executeTakeFirst();
     return row !== undefined;
   }
 }

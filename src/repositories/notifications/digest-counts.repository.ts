@@ -24,9 +24,7 @@ export class DigestCountsRepository {
     since: Date,
     tx: Executor = this.db,
   ): Promise<{ all: number; conversation: number }> {
-    const inConversation = conversation.type === 'group'
-      ? sql`l.receiver_type = 'group' and l.receiver = ${conversation.id}`
-      : sql`l.receiver_type = 'user' and l.sender = ${conversation.id}`;
+    const inConversation = conversation.type === 'group' ? sql`l.receiver_type = 'group' and l.receiver = ${conversation.id}` : sql`l.receiver_type = 'user' and l.sender = ${conversation.id}`;
     // The channel as a literal (one of two words): the partial index's condition is proven from it.
     const result = await sql<{ all: number; conversation: number }>`
       select count(*)::int as "all", (count(*) filter (where ${inConversation}))::int as conversation

@@ -69,7 +69,10 @@ export class NotificationLogRepository {
     if (filter.to !== undefined) query = query.where('message_sent_at_ms', '<=', String(filter.to));
     const append = cursor.affix === 'append';
     if (cursor.logId !== undefined) query = query.where('id', append ? '>' : '<', cursor.logId as never);
-    const rows = await query.orderBy('id', append ? 'asc' : 'desc').limit(cursor.limit).execute();
+    const rows = await query
+      .orderBy('id', append ? 'asc' : 'desc')
+      .limit(cursor.limit)
+      .execute();
     if (!append) rows.reverse();
     return rows;
   }

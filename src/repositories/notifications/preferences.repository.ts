@@ -34,12 +34,7 @@ export class UserPreferencesRepository {
   constructor(private readonly db: Executor) {}
 
   async get(appId: string, uid: string, tx: Executor = this.db): Promise<UserPreferencesRow | undefined> {
-    return tx
-      .selectFrom('notification_user_preferences')
-      .select(['preferences', 'timezone', 'email', 'phone'])
-      .where('app_id', '=', appId)
-      .where('uid', '=', uid)
-      .executeTakeFirst();
+    return tx.selectFrom('notification_user_preferences').select(['preferences', 'timezone', 'email', 'phone']).where('app_id', '=', appId).where('uid', '=', uid).executeTakeFirst();
   }
 
   /**
@@ -65,12 +60,7 @@ export class UserPreferencesRepository {
 
   /** Forgets the user's own values (their time zone and contact details stay). */
   async resetValues(appId: string, uid: string, tx: Executor = this.db): Promise<void> {
-    await tx
-      .updateTable('notification_user_preferences')
-      .set({ preferences: '{}', updated_at: new Date() })
-      .where('app_id', '=', appId)
-      .where('uid', '=', uid)
-      .execute();
+    await tx.updateTable('notification_user_preferences').set({ preferences: '{}', updated_at: new Date() }).where('app_id', '=', appId).where('uid', '=', uid).execute();
   }
 
   async setTimezone(appId: string, uid: string, timezone: string, tx: Executor = this.db): Promise<void> {
@@ -95,12 +85,7 @@ export class UserPreferencesRepository {
   }
 
   async deleteContact(appId: string, uid: string, tx: Executor = this.db): Promise<void> {
-    await tx
-      .updateTable('notification_user_preferences')
-      .set({ email: null, phone: null, updated_at: new Date() })
-      .where('app_id', '=', appId)
-      .where('uid', '=', uid)
-      .execute();
+    await tx.updateTable('notification_user_preferences').set({ email: null, phone: null, updated_at: new Date() }).where('app_id', '=', appId).where('uid', '=', uid).execute();
   }
 
   /**
@@ -110,7 +95,12 @@ export class UserPreferencesRepository {
    * who are not there, or deactivated, are left out.
    */
   async recipients(appId: string, uids: readonly string[], conversation: { type: ConversationType; id: string }, at: Date, tx: Executor = this.db): Promise<RecipientRow[]> {
-    return this.recipientsIn(appId, uids.map((uid) => ({ uid, conversation })), at, tx);
+    return this.recipientsIn(
+      appId,
+      uids.map((uid) => ({ uid, conversation })),
+      at,
+      tx,
+    );
   }
 
   /**

@@ -313,10 +313,12 @@ export class EventDispatcher {
       const rendered = new Map<string, RenderedEvent>();
       for (const event of await this.deps.payloads.render(events)) rendered.set(event.id, event);
       if (open.prepare) {
-        const items = [...pending.values()].flatMap((list) => list.flatMap((delivery) => {
-          const event = rendered.get(delivery.event_id);
-          return event ? [{ delivery, event }] : [];
-        }));
+        const items = [...pending.values()].flatMap((list) =>
+          list.flatMap((delivery) => {
+            const event = rendered.get(delivery.event_id);
+            return event ? [{ delivery, event }] : [];
+          }),
+        );
         await open.prepare(items);
       }
       await Promise.all(
@@ -368,12 +370,7 @@ export class EventDispatcher {
       if (answered) lanes.answering.set(key, { appId, target, at: Date.now() });
       else lanes.answering.delete(key);
     }
-    await withTransaction(
-      this.deps.db,
-      'delivery_round',
-      (tx) => consumer.queue.finishRound(appId, target, claimed, this.lock!.key, outcomes, retryAt, after, tx),
-      this.log,
-    );
+    await withTransaction(this.deps.db, 'delivery_round', (tx) => consumer.queue.finishRound(appId, target, claimed, this.lock!.key, outcomes, retryAt, after, tx), this.log);
     // Its lanes that wait for a retry are looked for again when the first falls due.
     if (retryAt.size > 0) {
       const first = Math.min(...[...retryAt.values()].map((at) => at.getTime()));

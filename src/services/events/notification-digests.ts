@@ -27,10 +27,7 @@ import type { ChannelTargets } from './notifications.consumer.js';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** A provider of the channel, opened for delivery. */
-type Provider =
-  | { kind: 'sendgrid'; account: SendGridForDelivery }
-  | { kind: 'twilio'; account: TwilioForDelivery }
-  | { kind: 'custom'; account: CustomProviderForDelivery };
+type Provider = { kind: 'sendgrid'; account: SendGridForDelivery } | { kind: 'twilio'; account: TwilioForDelivery } | { kind: 'custom'; account: CustomProviderForDelivery };
 
 /** One lane's deliveries of a round: one recipient's messages of one conversation, one digest. */
 interface Digest {
@@ -139,7 +136,12 @@ export class NotificationDigests implements ChannelTargets {
       digest.messages.push({ delivery, message });
       byDelivery.set(delivery.id, digest);
     }
-    const recipients = await this.deps.preferences.recipientsIn(ctx, [...digests.values()].map((digest) => ({ uid: digest.uid, conversation: digest.muteKey })), new Date(), settings);
+    const recipients = await this.deps.preferences.recipientsIn(
+      ctx,
+      [...digests.values()].map((digest) => ({ uid: digest.uid, conversation: digest.muteKey })),
+      new Date(),
+      settings,
+    );
     const pairs = [...digests.values()].map((digest) => ({ uid: digest.uid, conversationId: digest.conversationKey }));
     const [states, users] = await Promise.all([
       settings.preferences[channel].notifyForUnreadOnly ? this.deps.states.getMany(appId, pairs) : Promise.resolve([]),
@@ -208,7 +210,12 @@ export class NotificationDigests implements ChannelTargets {
           this.inFlight.set(capKey, this.flying(capKey) + 1);
           reserved.push(capKey);
         }
-        const content = digestOf(settings, uid, claimed.map((item) => item.message), recipient.preferences.usePrivacyTemplate);
+        const content = digestOf(
+          settings,
+          uid,
+          claimed.map((item) => item.message),
+          recipient.preferences.usePrivacyTemplate,
+        );
         const result = await this.sendVia(provider, channel, { uid, name: round.names.get(uid), address: address ?? undefined }, content, head);
         // Tried again only when the provider answered that it did not take it (429, 5xx): one
         // that got no answer may have, and a message goes to a user at most once.
@@ -274,7 +281,11 @@ export class NotificationDigests implements ChannelTargets {
     if (provider.kind === 'twilio') {
       const { sender } = provider.account;
       return this.deps.twilio.send(
-        { accountSid: provider.account.accountSid, authToken: provider.account.authToken, ...(sender.kind === 'phoneNumber' ? { from: sender.phoneNumber } : { messagingServiceSid: sender.messagingServiceSid }) },
+        {
+          accountSid: provider.account.accountSid,
+          authToken: provider.account.authToken,
+          ...(sender.kind === 'phoneNumber' ? { from: sender.phoneNumber } : { messagingServiceSid: sender.messagingServiceSid }),
+        },
         { to: to.address!, body: content.smsContent },
       );
     }

@@ -225,7 +225,11 @@ function groupAction(trigger: keyof typeof GROUP_ACTION_TRIGGERS, change: GroupC
   const members = Object.entries(change.members ?? {}).map(([uid, member]) => ({ uid, name: String(member.name ?? uid), ...(member.scope ? { scope: member.scope } : {}) }));
   // Who acted: `by`, or the member who joined or left; when the app acted on others, the app.
   const self = kind === 'memberJoined' || kind === 'memberLeft' ? members[0] : undefined;
-  const sender = change.by ? { uid: change.by.uid, name: String(change.by.name ?? change.by.uid), avatar: change.by.avatar } : self ? { uid: self.uid, name: self.name, avatar: undefined } : { uid: APP_SENDER, name: 'System', avatar: undefined };
+  const sender = change.by
+    ? { uid: change.by.uid, name: String(change.by.name ?? change.by.uid), avatar: change.by.avatar }
+    : self
+      ? { uid: self.uid, name: self.name, avatar: undefined }
+      : { uid: APP_SENDER, name: 'System', avatar: undefined };
   const conversationId = groupConversationKey(guid);
   return {
     conversation: () => ({ type: 'group', id: guid }),

@@ -118,11 +118,7 @@ export class NotificationsConsumer implements EventConsumer {
   /** The app's settings and providers, and every recipient's preferences and tokens, for a round. */
   private async prepare(appId: string, items: ReadonlyArray<{ delivery: PendingDelivery; event: RenderedEvent }>): Promise<Round> {
     const ctx: RequestContext = { appId, requestId: 'notifications', log: silentLogger };
-    const [settings, providers, custom] = await Promise.all([
-      this.deps.settings.get(ctx),
-      this.deps.pushProviders.forDelivery(ctx),
-      this.deps.channelProviders.customForDelivery(ctx, 'push'),
-    ]);
+    const [settings, providers, custom] = await Promise.all([this.deps.settings.get(ctx), this.deps.pushProviders.forDelivery(ctx), this.deps.channelProviders.customForDelivery(ctx, 'push')]);
     const notices = await noticesOf(appId, items, this.deps.reads);
     const wanted: Array<{ uid: string; conversation: { type: ConversationType; id: string } }> = [];
     for (const { delivery, event } of items) {
@@ -156,7 +152,10 @@ export class NotificationsConsumer implements EventConsumer {
     }
     const details = notice.details(recipient, round.settings);
     let again: DeliveryResult | undefined;
-    const sent = async (key: string, send: () => Promise<{ result: DeliveryResult; entry: Omit<NotificationLogEntry, 'notificationTriggered' | 'processingStartedAtMS' | 'processingEndedAtMS' | 'success' | 'reason'> }>) => {
+    const sent = async (
+      key: string,
+      send: () => Promise<{ result: DeliveryResult; entry: Omit<NotificationLogEntry, 'notificationTriggered' | 'processingStartedAtMS' | 'processingEndedAtMS' | 'success' | 'reason'> }>,
+    ) => {
       if (!(await this.deps.claimSend({ appId: round.ctx.appId, eventId: delivery.event_id, key }))) return;
       const at = Date.now();
       const { result, entry } = await send();
@@ -174,25 +173,33 @@ export class NotificationsConsumer implements EventConsumer {
       const provider = providerFor<(typeof list)[number]>(list, token.providerId ?? undefined);
       const tokenBase = extended(base, { provider: token.kind, tokenType: token.platform, pushToken: token.token });
       if (!provider) {
-        entries.push(extended(tokenBase, { processingEndedAtMS: Date.now(), notificationTriggered: false as const, reason: 'INVALID_PUSH_PROVIDER_ID' as const, ...(token.providerId ? { providerId: token.providerId } : {}) }));
+        entries.push(
+          extended(tokenBase, {
+            processingEndedAtMS: Date.now(),
+            notificationTriggered: false as const,
+            reason: 'INVALID_PUSH_PROVIDER_ID' as const,
+            ...(token.providerId ? { providerId: token.providerId } : {}),
+          }),
+        );
         continue;
       }
       await sent(token.token, async () => {
-        const result = provider.kind === 'fcm'
-          ? await this.deps.fcm.send(provider.serviceAccount, fcmMessage(token, details, notice.messageId, provider.notificationInPayload[platformFamily(token.platform)].chat))
-          : await this.deps.apns.send(
-              { keyId: provider.keyId, teamId: provider.teamId, bundleId: provider.bundleId, privateKey: provider.p8Key, production: provider.productionMode },
-              {
-                deviceToken: token.token,
-                pushType: 'alert',
-                alert: { title: details.title, body: details.body },
-                sound: 'default',
-                threadId: details.conversationId,
-                ...(provider.includeContentAvailable ? { contentAvailable: true } : {}),
-                ...(provider.includeMutableContent ? { mutableContent: true } : {}),
-                custom: { notificationDetails: details },
-              },
-            );
+        const result =
+          provider.kind === 'fcm'
+            ? await this.deps.fcm.send(provider.serviceAccount, fcmMessage(token, details, notice.messageId, provider.notificationInPayload[platformFamily(token.platform)].chat))
+            : await this.deps.apns.send(
+                { keyId: provider.keyId, teamId: provider.teamId, bundleId: provider.bundleId, privateKey: provider.p8Key, production: provider.productionMode },
+                {
+                  deviceToken: token.token,
+                  pushType: 'alert',
+                  alert: { title: details.title, body: details.body },
+                  sound: 'default',
+                  threadId: details.conversationId,
+                  ...(provider.includeContentAvailable ? { contentAvailable: true } : {}),
+                  ...(provider.includeMutableContent ? { mutableContent: true } : {}),
+                  custom: { notificationDetails: details },
+                },
+              );
         if (result.outcome === 'invalid-recipient') await this.deps.tokens.removeInvalid(round.ctx.appId, token.token, token.updatedAt);
         return { result, entry: extended(tokenBase, { providerId: provider.providerId, payload: { title: details.title, body: details.body } }) };
       });

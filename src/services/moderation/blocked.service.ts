@@ -97,7 +97,10 @@ export class BlockedMessagesService {
   /** Records with their messages, rendered as the app sees them (held or not: they are under review). */
   private async items(ctx: RequestContext, rows: BlockedRow[]): Promise<BlockedItem[]> {
     if (rows.length === 0) return [];
-    const messages = await this.deps.messages.getMany(ctx.appId, rows.map((row) => row.message_id));
+    const messages = await this.deps.messages.getMany(
+      ctx.appId,
+      rows.map((row) => row.message_id),
+    );
     const rendered = await this.deps.history.render({ appId: ctx.appId, requestId: ctx.requestId, log: ctx.log }, messages, { withTags: true });
     const byId = new Map(rendered.map((message) => [message.id, message]));
     return rows.flatMap((row) => {

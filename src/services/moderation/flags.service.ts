@@ -100,24 +100,28 @@ export class FlagsService {
   async flag(ctx: RequestContext, rawId: string, input: { reasonId: string; remark?: string }): Promise<{ success: true; message: string; flag: Flag & { messageId: string } }> {
     const uid = flagger(ctx);
     const actorCtx = await this.deps.usersService.withActor(ctx);
-    const row = await againAsActor(actorCtx, (c) => this.deps.usersService.readActor(c), async (current) => {
-      const message = await this.deps.history.requireVisible(current, rawId);
-      if (message.category === 'action') {
-        throw new AppError('ERR_MESSAGE_ACTION_NOT_ALLOWED', { params: { id: rawId, action: 'flagged', reason: 'action messages record what happened' } });
-      }
-      const messageId = String(message.id);
-      return withTransaction(
-        this.deps.db,
-        'flag_message',
-        async (tx) => {
-          if (!(await this.deps.reasons.isReason(ctx, input.reasonId, tx))) throw reasonNotFound(input.reasonId);
-          // The queue's row first: concurrent flags of the message take turns on it, so none is lost.
-          await this.deps.flags.queue(ctx.appId, messageId, tx);
-          return this.deps.flags.upsertFlag(ctx.appId, { messageId, uid, reasonId: input.reasonId, remark: input.remark || null }, tx);
-        },
-        ctx.log,
-      );
-    });
+    const row = await againAsActor(
+      actorCtx,
+      (c) => this.deps.usersService.readActor(c),
+      async (current) => {
+        const message = await this.deps.history.requireVisible(current, rawId);
+        if (message.category === 'action') {
+          throw new AppError('ERR_MESSAGE_ACTION_NOT_ALLOWED', { params: { id: rawId, action: 'flagged', reason: 'action messages record what happened' } });
+        }
+        const messageId = String(message.id);
+        return withTransaction(
+          this.deps.db,
+          'flag_message',
+          async (tx) => {
+            if (!(await this.deps.reasons.isReason(ctx, input.reasonId, tx))) throw reasonNotFound(input.reasonId);
+            // The queue's row first: concurrent flags of the message take turns on it, so none is lost.
+            await this.deps.flags.queue(ctx.appId, messageId, tx);
+            return this.deps.flags.upsertFlag(ctx.appId, { messageId, uid, reasonId: input.reasonId, remark: input.remark || null }, tx);
+          },
+          ctx.log,
+        );
+      },
+    );
     const messageId = String(row.message_id);
     return { success: true, message: `Message with id ${messageId} has been flagged successfully.`, flag: extended({ messageId }, toFlag(row)) };
   }
@@ -131,7 +135,11 @@ export class FlagsService {
       reasonId: input.reasonId,
       sender: input.sender === undefined ? undefined : normalizeId(input.sender),
     });
-    const details = await this.details(ctx, rows.map((row) => row.message_id), rows.map((row) => row.message_id));
+    const details = await this.details(
+      ctx,
+      rows.map((row) => row.message_id),
+      rows.map((row) => row.message_id),
+    );
     const data = rows.flatMap((row) => details.flagged(row) ?? []);
     return { data, meta: { current: { limit: page.limit, count: data.length } } };
   }
@@ -171,7 +179,11 @@ export class FlagsService {
     const page = offsetPage(input);
     const rows = await this.deps.flags.listReviewed(ctx.appId, { limit: page.limit, offset: page.offset, source: input.source });
     const flaggedIds = rows.filter((row) => row.source === 'flagged').map((row) => row.message_id);
-    const details = await this.details(ctx, rows.map((row) => row.message_id), flaggedIds);
+    const details = await this.details(
+      ctx,
+      rows.map((row) => row.message_id),
+      flaggedIds,
+    );
     const data = rows.flatMap((row): ReviewedItem[] => {
       if (row.source === 'blocked') {
         const blocked = details.blocked(row);

@@ -37,7 +37,7 @@ export class ModerationHolds {
    */
   async release(ctx: RequestContext, messageId: string, tx: Executor): Promise<boolean> {
     const locked = await this.lock(ctx, messageId, { heldActions: true }, tx);
-    if (!locked || !locked.message.held) return false;
+    if (!locked?.message.held) return false;
     const { message, actions } = locked;
     const blocked = await this.deps.blocked.get(ctx.appId, messageId, tx);
     // Held when it was sent and never approved since: nobody has seen it, so it is sent now.
@@ -70,12 +70,7 @@ export class ModerationHolds {
       await this.deps.held.setData(ctx.appId, messageId, dataJson, tx);
       return true;
     }
-    await this.deps.held.withhold(
-      ctx.appId,
-      message.conversation_id,
-      [{ id: messageId, dataJson }, ...actions.map((action) => ({ id: String(action.id), dataJson: null }))],
-      tx,
-    );
+    await this.deps.held.withhold(ctx.appId, message.conversation_id, [{ id: messageId, dataJson }, ...actions.map((action) => ({ id: String(action.id), dataJson: null }))], tx);
     return true;
   }
 
@@ -89,12 +84,7 @@ export class ModerationHolds {
     const locked = await this.deps.held.lockWithActions(ctx.appId, id, { held: false }, tx);
     const actions = locked?.actions ?? [];
     await this.deps.held.withhold(ctx.appId, message.conversation_id, [{ id, dataJson: null }, ...actions.map((action) => ({ id: String(action.id), dataJson: null }))], tx);
-    await this.deps.blocked.hold(
-      ctx.appId,
-      id,
-      extended(heldBy, { kind: 'edit' as const }),
-      tx,
-    );
+    await this.deps.blocked.hold(ctx.appId, id, extended(heldBy, { kind: 'edit' as const }), tx);
     await this.deps.events.record(ctx.appId, [{ trigger: 'moderation_engine_blocked', conversationId: message.conversation_id, messageId: id, data: eventData }], tx);
   }
 

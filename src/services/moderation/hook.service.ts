@@ -59,11 +59,7 @@ export class ModerationHookService {
       const current = await this.deps.hooks.get(appId, tx);
       const fresh = current === undefined || input.rotateSecret === true;
       const secret = fresh ? crypto.randomBytes(32).toString('hex') : current.secret;
-      const hook = await this.deps.hooks.upsert(
-        appId,
-        { url: checked.url, enabled: checked.enabled, timeoutMs: checked.timeoutMs, onFailure: checked.onFailure, secret },
-        tx,
-      );
+      const hook = await this.deps.hooks.upsert(appId, { url: checked.url, enabled: checked.enabled, timeoutMs: checked.timeoutMs, onFailure: checked.onFailure, secret }, tx);
       return { hook, shown: fresh };
     });
     return view(hook, shown);

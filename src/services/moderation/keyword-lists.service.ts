@@ -98,7 +98,10 @@ export class KeywordListsService {
   async list(ctx: RequestContext, page: ModerationPage): Promise<ModerationList<KeywordListView>> {
     const { rows, deleted } = await this.deps.lists.list(ctx.appId);
     const lists = effectiveLists(rows.map(listFromRow), deleted);
-    return pageOfList(lists.map((list) => listView(ctx.appId, list)), page);
+    return pageOfList(
+      lists.map((list) => listView(ctx.appId, list)),
+      page,
+    );
   }
 
   async get(ctx: RequestContext, id: string): Promise<KeywordListView> {

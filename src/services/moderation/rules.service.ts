@@ -104,7 +104,10 @@ export class RulesService {
   async list(ctx: RequestContext, page: ModerationPage): Promise<ModerationList<RuleView>> {
     const { rows, deleted } = await this.deps.rules.list(ctx.appId);
     const rules = effectiveRules(rows.map(ruleFromRow), deleted);
-    return pageOfList(rules.map((rule) => ruleView(ctx.appId, rule)), page);
+    return pageOfList(
+      rules.map((rule) => ruleView(ctx.appId, rule)),
+      page,
+    );
   }
 
   async get(ctx: RequestContext, id: string): Promise<RuleView> {
@@ -279,13 +282,7 @@ export function currentRule(id: string, row: RuleRow | undefined, deleted: boole
 }
 
 function sameRule(a: ModerationRule, b: ModerationRule): boolean {
-  return (
-    a.name === b.name &&
-    a.description === b.description &&
-    a.enabled === b.enabled &&
-    sameStrings(a.action, b.action) &&
-    sameConditions(a.conditions, b.conditions)
-  );
+  return a.name === b.name && a.description === b.description && a.enabled === b.enabled && sameStrings(a.action, b.action) && sameConditions(a.conditions, b.conditions);
 }
 
 function ruleNotFound(id: string): AppError {

@@ -4,14 +4,7 @@ import type { DB } from '../../db/schema.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import type { RequestContext } from '../../domain/context.js';
 import { AppError, badRequest } from '../../domain/errors.js';
-import {
-  MASKED_PASSWORD,
-  STORED_CONTACT_FIELD,
-  maskApiKeyOf,
-  maskAuthTokenOf,
-  secretContext,
-  type CustomProviderChannel,
-} from '../../domain/notifications/channel-providers.js';
+import { MASKED_PASSWORD, STORED_CONTACT_FIELD, maskApiKeyOf, maskAuthTokenOf, secretContext, type CustomProviderChannel } from '../../domain/notifications/channel-providers.js';
 import type { SecretBox } from '../../domain/secret-box.js';
 import { maskSecret } from '../../domain/secrets.js';
 import type {
@@ -23,16 +16,7 @@ import type {
   StoredTwilio,
   TwilioValues,
 } from '../../repositories/notifications/channel-providers.repository.js';
-import {
-  checkBasicAuth,
-  checkCustom,
-  checkSendGrid,
-  checkTwilio,
-  type CustomProviderInput,
-  type GivenSecret,
-  type SendGridInput,
-  type TwilioInput,
-} from './channel-providers-input.js';
+import { checkBasicAuth, checkCustom, checkSendGrid, checkTwilio, type CustomProviderInput, type GivenSecret, type SendGridInput, type TwilioInput } from './channel-providers-input.js';
 import { openForDelivery, type ChannelProvidersForDelivery, type CustomProviderForDelivery } from './channel-providers-delivery.js';
 
 export type { CustomProviderInput, SendGridInput, TwilioInput } from './channel-providers-input.js';
@@ -129,21 +113,32 @@ export class ChannelProvidersService {
   private async writeTwilio(ctx: RequestContext, input: TwilioInput, save: boolean): Promise<TwilioView> {
     const appId = ctx.appId;
     const checked = checkTwilio(input, save);
-    const stored = await withTransaction(this.deps.db, save ? 'save_twilio_provider' : 'update_twilio_provider', async (tx) => {
-      const current = await this.deps.providers.getTwilio(appId, tx, true);
-      if (!save && !current) throw notFound(TWILIO);
-      const base = save ? undefined : current;
-      const token = this.secret(checked.authToken, 'twilioAuthToken', current && { sealed: current.authTokenSealed, hint: current.authTokenHint }, secretContext(appId, 'twilio', 'authToken'), maskAuthTokenOf);
-      const values: TwilioValues = {
-        enabled: checked.enabled ?? base?.enabled ?? true,
-        accountSid: checked.accountSid ?? base!.accountSid,
-        sender: checked.sender ?? base!.sender,
-        authTokenSealed: token?.sealed ?? base!.authTokenSealed,
-        authTokenHint: token?.hint ?? base!.authTokenHint,
-      };
-      await this.deps.syncDelivery?.(appId, tx);
-      return this.deps.providers.upsertTwilio(appId, values, tx);
-    }, ctx.log);
+    const stored = await withTransaction(
+      this.deps.db,
+      save ? 'save_twilio_provider' : 'update_twilio_provider',
+      async (tx) => {
+        const current = await this.deps.providers.getTwilio(appId, tx, true);
+        if (!save && !current) throw notFound(TWILIO);
+        const base = save ? undefined : current;
+        const token = this.secret(
+          checked.authToken,
+          'twilioAuthToken',
+          current && { sealed: current.authTokenSealed, hint: current.authTokenHint },
+          secretContext(appId, 'twilio', 'authToken'),
+          maskAuthTokenOf,
+        );
+        const values: TwilioValues = {
+          enabled: checked.enabled ?? base?.enabled ?? true,
+          accountSid: checked.accountSid ?? base!.accountSid,
+          sender: checked.sender ?? base!.sender,
+          authTokenSealed: token?.sealed ?? base!.authTokenSealed,
+          authTokenHint: token?.hint ?? base!.authTokenHint,
+        };
+        await this.deps.syncDelivery?.(appId, tx);
+        return this.deps.providers.upsertTwilio(appId, values, tx);
+      },
+      ctx.log,
+    );
     return twilioView(stored);
   }
 
@@ -172,25 +167,30 @@ export class ChannelProvidersService {
   private async writeSendGrid(ctx: RequestContext, input: SendGridInput, save: boolean): Promise<SendGridView> {
     const appId = ctx.appId;
     const checked = checkSendGrid(input, save);
-    const stored = await withTransaction(this.deps.db, save ? 'save_sendgrid_provider' : 'update_sendgrid_provider', async (tx) => {
-      const current = await this.deps.providers.getSendGrid(appId, tx, true);
-      if (!save && !current) throw notFound(SENDGRID);
-      const base = save ? undefined : current;
-      const key = this.secret(checked.apiKey, 'sendGridApiKey', current && { sealed: current.apiKeySealed, hint: current.apiKeyHint }, secretContext(appId, 'sendgrid', 'apiKey'), maskApiKeyOf);
-      const values: SendGridValues = {
-        enabled: checked.enabled ?? base?.enabled ?? true,
-        apiKeySealed: key?.sealed ?? base!.apiKeySealed,
-        apiKeyHint: key?.hint ?? base!.apiKeyHint,
-        templateId: checked.templateId ?? base!.templateId,
-        unsubscribeGroupId: checked.unsubscribeGroupId ?? base!.unsubscribeGroupId,
-        senderName: checked.senderName ?? base!.senderName,
-        senderEmail: checked.senderEmail ?? base!.senderEmail,
-        allowReplies: checked.allowReplies ?? base?.allowReplies ?? false,
-        replyToEmail: checked.replyToEmail !== undefined ? checked.replyToEmail : (base?.replyToEmail ?? null),
-      };
-      await this.deps.syncDelivery?.(appId, tx);
-      return this.deps.providers.upsertSendGrid(appId, values, tx);
-    }, ctx.log);
+    const stored = await withTransaction(
+      this.deps.db,
+      save ? 'save_sendgrid_provider' : 'update_sendgrid_provider',
+      async (tx) => {
+        const current = await this.deps.providers.getSendGrid(appId, tx, true);
+        if (!save && !current) throw notFound(SENDGRID);
+        const base = save ? undefined : current;
+        const key = this.secret(checked.apiKey, 'sendGridApiKey', current && { sealed: current.apiKeySealed, hint: current.apiKeyHint }, secretContext(appId, 'sendgrid', 'apiKey'), maskApiKeyOf);
+        const values: SendGridValues = {
+          enabled: checked.enabled ?? base?.enabled ?? true,
+          apiKeySealed: key?.sealed ?? base!.apiKeySealed,
+          apiKeyHint: key?.hint ?? base!.apiKeyHint,
+          templateId: checked.templateId ?? base!.templateId,
+          unsubscribeGroupId: checked.unsubscribeGroupId ?? base!.unsubscribeGroupId,
+          senderName: checked.senderName ?? base!.senderName,
+          senderEmail: checked.senderEmail ?? base!.senderEmail,
+          allowReplies: checked.allowReplies ?? base?.allowReplies ?? false,
+          replyToEmail: checked.replyToEmail !== undefined ? checked.replyToEmail : (base?.replyToEmail ?? null),
+        };
+        await this.deps.syncDelivery?.(appId, tx);
+        return this.deps.providers.upsertSendGrid(appId, values, tx);
+      },
+      ctx.log,
+    );
     return sendGridView(stored);
   }
 
@@ -224,46 +224,57 @@ export class ChannelProvidersService {
 
   /** A provider deleted (`remove` answers whether there was one), and the app's notifications kept in step. */
   private async removed(ctx: RequestContext, name: string, remove: (tx: Executor) => Promise<boolean>, provider: string): Promise<void> {
-    await withTransaction(this.deps.db, name, async (tx) => {
-      if (!(await remove(tx))) throw notFound(provider);
-      await this.deps.syncDelivery?.(ctx.appId, tx);
-    }, ctx.log);
+    await withTransaction(
+      this.deps.db,
+      name,
+      async (tx) => {
+        if (!(await remove(tx))) throw notFound(provider);
+        await this.deps.syncDelivery?.(ctx.appId, tx);
+      },
+      ctx.log,
+    );
   }
 
   private async writeCustom(ctx: RequestContext, channel: CustomProviderChannel, input: CustomProviderInput, save: boolean): Promise<CustomProviderView> {
     const appId = ctx.appId;
     const checked = checkCustom(input, save, STORED_CONTACT_FIELD[channel], this.deps.allowPrivate);
     let made: string | undefined;
-    const stored = await withTransaction(this.deps.db, save ? 'save_custom_provider' : 'update_custom_provider', async (tx) => {
-      const current = await this.deps.providers.getCustom(appId, channel, tx, true);
-      if (!save && !current) throw notFound(customName(channel));
-      const base = save ? undefined : current;
-      // A masked password keeps the stored one (when there is one); an empty one removes it.
-      const stored = current?.passwordSealed ? { sealed: current.passwordSealed, hint: MASKED_PASSWORD } : undefined;
-      const password = checked.password === null ? null : this.secret(checked.password, 'basicAuthPassword', stored, secretContext(appId, `custom-${channel}`, 'basicAuthPassword'), () => MASKED_PASSWORD);
-      const values: CustomProviderValues = {
-        enabled: checked.enabled ?? base?.enabled ?? true,
-        url: checked.url ?? base!.url,
-        useBasicAuth: checked.useBasicAuth ?? base?.useBasicAuth ?? false,
-        username: checked.username !== undefined ? checked.username : (base?.username ?? null),
-        passwordSealed: password === null ? null : (password?.sealed ?? base?.passwordSealed ?? null),
-        onlyStoredContact: checked.onlyStoredContact ?? base?.onlyStoredContact ?? false,
-        signingSecretSealed: current?.signingSecretSealed ?? null,
-        signingSecretHint: current?.signingSecretHint ?? null,
-      };
-      // The secret signing its POSTs, made when it is first saved (or first saved since migration 0025).
-      if (values.signingSecretSealed === null) {
-        made = crypto.randomBytes(32).toString('hex');
-        values.signingSecretSealed = this.deps.secrets.seal(made, secretContext(appId, `custom-${channel}`, 'signingSecret'));
-        values.signingSecretHint = maskSecret(made, 4, 4);
-      }
-      checkBasicAuth(values.useBasicAuth, values.username !== null, values.passwordSealed !== null);
-      await this.deps.syncDelivery?.(appId, tx);
-      const saved = await this.deps.providers.upsertCustom(appId, channel, values, tx);
-      // Another save made the secret first: this answer shows the stored one, masked.
-      if (saved.signingSecretSealed !== values.signingSecretSealed) made = undefined;
-      return saved;
-    }, ctx.log);
+    const stored = await withTransaction(
+      this.deps.db,
+      save ? 'save_custom_provider' : 'update_custom_provider',
+      async (tx) => {
+        const current = await this.deps.providers.getCustom(appId, channel, tx, true);
+        if (!save && !current) throw notFound(customName(channel));
+        const base = save ? undefined : current;
+        // A masked password keeps the stored one (when there is one); an empty one removes it.
+        const stored = current?.passwordSealed ? { sealed: current.passwordSealed, hint: MASKED_PASSWORD } : undefined;
+        const password =
+          checked.password === null ? null : this.secret(checked.password, 'basicAuthPassword', stored, secretContext(appId, `custom-${channel}`, 'basicAuthPassword'), () => MASKED_PASSWORD);
+        const values: CustomProviderValues = {
+          enabled: checked.enabled ?? base?.enabled ?? true,
+          url: checked.url ?? base!.url,
+          useBasicAuth: checked.useBasicAuth ?? base?.useBasicAuth ?? false,
+          username: checked.username !== undefined ? checked.username : (base?.username ?? null),
+          passwordSealed: password === null ? null : (password?.sealed ?? base?.passwordSealed ?? null),
+          onlyStoredContact: checked.onlyStoredContact ?? base?.onlyStoredContact ?? false,
+          signingSecretSealed: current?.signingSecretSealed ?? null,
+          signingSecretHint: current?.signingSecretHint ?? null,
+        };
+        // The secret signing its POSTs, made when it is first saved (or first saved since migration 0025).
+        if (values.signingSecretSealed === null) {
+          made = crypto.randomBytes(32).toString('hex');
+          values.signingSecretSealed = this.deps.secrets.seal(made, secretContext(appId, `custom-${channel}`, 'signingSecret'));
+          values.signingSecretHint = maskSecret(made, 4, 4);
+        }
+        checkBasicAuth(values.useBasicAuth, values.username !== null, values.passwordSealed !== null);
+        await this.deps.syncDelivery?.(appId, tx);
+        const saved = await this.deps.providers.upsertCustom(appId, channel, values, tx);
+        // Another save made the secret first: this answer shows the stored one, masked.
+        if (saved.signingSecretSealed !== values.signingSecretSealed) made = undefined;
+        return saved;
+      },
+      ctx.log,
+    );
     return customView(stored, made);
   }
 
@@ -276,11 +287,7 @@ export class ChannelProvidersService {
    */
   async forDelivery(ctx: RequestContext): Promise<ChannelProvidersForDelivery> {
     const appId = ctx.appId;
-    const [twilio, sendGrid, custom] = await Promise.all([
-      this.deps.providers.getTwilio(appId),
-      this.deps.providers.getSendGrid(appId),
-      this.deps.providers.listCustom(appId),
-    ]);
+    const [twilio, sendGrid, custom] = await Promise.all([this.deps.providers.getTwilio(appId), this.deps.providers.getSendGrid(appId), this.deps.providers.listCustom(appId)]);
     return openForDelivery(ctx, this.deps.secrets, { twilio, sendGrid, custom });
   }
 

@@ -96,7 +96,11 @@ export class MutesService {
   /** notifications-push-unmute-conversations: conversations not muted are no matter. */
   async unmute(ctx: RequestContext, rawUid: string, conversations: ReadonlyArray<Omit<MuteInput, 'until'>>): Promise<{ success: true }> {
     const { uid } = await this.deps.users.requireActive(ctx, rawUid);
-    await this.deps.mutes.remove(ctx.appId, uid, conversations.map((c) => ({ kind: c.type, target: normalizeId(c.id) })));
+    await this.deps.mutes.remove(
+      ctx.appId,
+      uid,
+      conversations.map((c) => ({ kind: c.type, target: normalizeId(c.id) })),
+    );
     return { success: true };
   }
 }

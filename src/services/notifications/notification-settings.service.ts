@@ -10,6 +10,7 @@ import type { NotificationSettingsRepository, StoredNotificationSettings } from 
 
 /** A change to the app's settings (notifications-push-update-settings): any part of them, checked by its schema. */
 export interface NotificationSettingsChange {
+  // biome-ignore lint/suspicious/noExplicitAny: checked field by field (settingsChangeProblems)
   preferences?: Record<string, any>;
   sound?: Record<string, unknown>;
   templates?: Record<string, unknown>;

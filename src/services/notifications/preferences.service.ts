@@ -58,9 +58,10 @@ export class PreferencesService {
     const { values, problems } = userValuesFromPatch(patch, app);
     if (Object.keys(problems).length > 0) throw badRequest(problems);
     const entries = userValueEntries(values);
-    const stored = Object.keys(entries).length > 0
-      ? await this.mapMissingUser(uid, () => this.deps.preferences.mergeValues(ctx.appId, uid, entries))
-      : (await this.deps.preferences.get(ctx.appId, uid))?.preferences;
+    const stored =
+      Object.keys(entries).length > 0
+        ? await this.mapMissingUser(uid, () => this.deps.preferences.mergeValues(ctx.appId, uid, entries))
+        : (await this.deps.preferences.get(ctx.appId, uid))?.preferences;
     return userPreferencesView(effectivePreferences(app, userValuesFromEntries(stored)), app);
   }
 

@@ -13,13 +13,7 @@ import { toUser } from './users.view.js';
 // (docs/webhooks.md, "What a delivery is"; docs/events.md). Message events are rendered when delivered instead.
 
 /** A reaction added or removed: `data.reaction`. */
-export function reactionEvent(
-  trigger: 'message_reaction_added' | 'message_reaction_removed',
-  message: MessageRow,
-  reaction: string,
-  actor: UserRow,
-  change: ReactionChange,
-): NewEvent {
+export function reactionEvent(trigger: 'message_reaction_added' | 'message_reaction_removed', message: MessageRow, reaction: string, actor: UserRow, change: ReactionChange): NewEvent {
   const reactedBy = toUser(actor, { withTags: false });
   return {
     trigger,

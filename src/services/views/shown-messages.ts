@@ -15,6 +15,7 @@ import { entitiesOf, mentionsOf, reactionsShown, toMessage } from './messages.vi
 /** The end of the marked data shownText cuts: the marker of its entities and its closing brace. */
 const END = '"entities":"\\u0000"}';
 /** Ids a stored text's row is read back with (message-pages.repository.ts) must not hold control characters. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: it finds control characters, on purpose
 const CONTROL = /[\u0000-\u001f]/;
 /** The time the row is rendered with (left out of its text). */
 const NO_TIME = new Date(0);

@@ -55,10 +55,7 @@ export function answer(res: http.ServerResponse, status: number, body?: unknown,
 }
 
 /** An HTTP/1.1 server on 127.0.0.1 whose handler's failures are answered 500 (and noted). */
-export async function listen(
-  handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
-  problems: string[],
-): Promise<{ origin: string; close(): Promise<void> }> {
+export async function listen(handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>, problems: string[]): Promise<{ origin: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     handler(req, res).catch((error: Error) => {
       problems.push(`the fake failed: ${error.message}`);

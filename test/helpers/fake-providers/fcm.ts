@@ -5,7 +5,7 @@
  * only a bearer it issued, for the path's project, and a v1 body.
  */
 import crypto from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 import type { FcmServiceAccount } from '../../../src/services/notifications/providers/fcm.js';
 import { answer, decodeJwt, isObject, json, listen, readBody, Script, type FakeBase, type ScriptedAnswer } from './common.js';
 
@@ -78,7 +78,9 @@ export async function startFakeFcm(options: { now?: () => number; tokenLifetimeS
   const invalidArgument = (res: http.ServerResponse, why: string, field?: string) => {
     if (!field) problems.push(`send: ${why}`);
     const details = field ? [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field, description: why }] }] : [];
-    answer(res, 400, { error: { code: 400, message: why, status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'INVALID_ARGUMENT' }, ...details] } });
+    answer(res, 400, {
+      error: { code: 400, message: why, status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'INVALID_ARGUMENT' }, ...details] },
+    });
   };
 
   async function token(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -126,7 +128,9 @@ export async function startFakeFcm(options: { now?: () => number; tokenLifetimeS
     if (grant.expiresAt <= now()) return unauthenticated(res, 'the token has expired', false);
     if (accounts.get(grant.email)?.projectId !== projectId) {
       problems.push(`send: the token's account is not of project ${projectId}`);
-      return answer(res, 403, { error: { code: 403, message: 'SenderId mismatch', status: 'PERMISSION_DENIED', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'SENDER_ID_MISMATCH' }] } });
+      return answer(res, 403, {
+        error: { code: 403, message: 'SenderId mismatch', status: 'PERMISSION_DENIED', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'SENDER_ID_MISMATCH' }] },
+      });
     }
     if (!String(req.headers['content-type']).startsWith('application/json')) return invalidArgument(res, `content-type ${req.headers['content-type']}`);
     const body = json(raw);
@@ -142,7 +146,9 @@ export async function startFakeFcm(options: { now?: () => number; tokenLifetimeS
     const deviceToken = message.token as string;
     if (!/^[A-Za-z0-9_:-]{20,}$/.test(deviceToken)) return invalidArgument(res, 'The registration token is not a valid FCM registration token', 'message.token');
     if (fake.unregistered.has(deviceToken)) {
-      return answer(res, 404, { error: { code: 404, message: 'Requested entity was not found.', status: 'NOT_FOUND', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'UNREGISTERED' }] } });
+      return answer(res, 404, {
+        error: { code: 404, message: 'Requested entity was not found.', status: 'NOT_FOUND', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'UNREGISTERED' }] },
+      });
     }
     fake.sends.push({ projectId, bearer, headers: req.headers, body });
     answer(res, 200, { name: `projects/${projectId}/messages/0:${crypto.randomBytes(8).toString('hex')}` });

@@ -4,7 +4,7 @@
  * (text/plain before text/html). Accepted mail is answered 202 with an X-Message-Id.
  */
 import crypto from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 import { answer, isObject, json, listen, readBody, Script, type FakeBase } from './common.js';
 
 export interface SentMail {
@@ -47,7 +47,8 @@ export async function startFakeSendGrid(options: { apiKey?: string } = {}): Prom
     const personalizations = body.personalizations;
     if (!Array.isArray(personalizations) || personalizations.length === 0) return bad(res, 'personalizations', 'The personalizations field is required and must have at least one personalization.');
     for (const [i, p] of personalizations.entries()) {
-      if (!isObject(p) || !Array.isArray(p.to) || p.to.length === 0) return bad(res, `personalizations.${i}.to`, 'The to array is required for all personalization objects, and must have at least one email object with a valid email address.');
+      if (!isObject(p) || !Array.isArray(p.to) || p.to.length === 0)
+        return bad(res, `personalizations.${i}.to`, 'The to array is required for all personalization objects, and must have at least one email object with a valid email address.');
       for (const [j, to] of (p.to as unknown[]).entries()) {
         const email = isObject(to) ? to.email : undefined;
         if (typeof email !== 'string' || !EMAIL.test(email)) return bad(res, `personalizations.${i}.to.${j}.email`, 'Does not contain a valid address.');
@@ -59,10 +60,13 @@ export async function startFakeSendGrid(options: { apiKey?: string } = {}): Prom
     if (template !== undefined && (typeof template !== 'string' || !/^d-[0-9a-f]{32}$/.test(template))) return bad(res, 'template_id', 'The template_id must be a valid dynamic template id.');
     for (const [i, p] of personalizations.entries()) {
       const data = (p as Record<string, unknown>).dynamic_template_data;
-      if (data !== undefined && (!isObject(data) || template === undefined)) return bad(res, `personalizations.${i}.dynamic_template_data`, 'dynamic_template_data is an object, with a dynamic template_id.');
+      if (data !== undefined && (!isObject(data) || template === undefined))
+        return bad(res, `personalizations.${i}.dynamic_template_data`, 'dynamic_template_data is an object, with a dynamic template_id.');
     }
-    if (body.reply_to !== undefined && (!isObject(body.reply_to) || typeof body.reply_to.email !== 'string' || !EMAIL.test(body.reply_to.email))) return bad(res, 'reply_to.email', 'Does not contain a valid address.');
-    if (body.asm !== undefined && (!isObject(body.asm) || !Number.isInteger(body.asm.group_id) || (body.asm.group_id as number) <= 0)) return bad(res, 'asm.group_id', 'The asm.group_id must be a positive integer.');
+    if (body.reply_to !== undefined && (!isObject(body.reply_to) || typeof body.reply_to.email !== 'string' || !EMAIL.test(body.reply_to.email)))
+      return bad(res, 'reply_to.email', 'Does not contain a valid address.');
+    if (body.asm !== undefined && (!isObject(body.asm) || !Number.isInteger(body.asm.group_id) || (body.asm.group_id as number) <= 0))
+      return bad(res, 'asm.group_id', 'The asm.group_id must be a positive integer.');
     const known = new Set(['personalizations', 'from', 'subject', 'content', 'template_id', 'reply_to', 'asm']);
     const unknown = Object.keys(body).find((key) => !known.has(key));
     if (unknown) return bad(res, unknown, 'not a field this fake knows');
@@ -72,7 +76,8 @@ export async function startFakeSendGrid(options: { apiKey?: string } = {}): Prom
     const content = template !== undefined && body.content === undefined ? [] : body.content;
     if (!Array.isArray(content) || (content.length === 0 && template === undefined)) return bad(res, 'content', 'Unless a valid template_id is provided, the content parameter is required.');
     for (const [i, part] of content.entries()) {
-      if (!isObject(part) || typeof part.type !== 'string' || typeof part.value !== 'string' || part.value === '') return bad(res, `content.${i}`, 'The content value must be a string at least one character in length.');
+      if (!isObject(part) || typeof part.type !== 'string' || typeof part.value !== 'string' || part.value === '')
+        return bad(res, `content.${i}`, 'The content value must be a string at least one character in length.');
     }
     const types = content.map((part) => (part as { type: string }).type);
     if (types.includes('text/plain') && types.indexOf('text/plain') !== 0) return bad(res, 'content.0.type', 'If present, text/plain must be first, followed by text/html.');

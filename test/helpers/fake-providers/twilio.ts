@@ -5,7 +5,7 @@
  * test marks are refused with Twilio's error codes.
  */
 import crypto from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 import { answer, listen, readBody, Script, type FakeBase } from './common.js';
 
 export interface SentSms {
@@ -75,7 +75,16 @@ export async function startFakeTwilio(): Promise<FakeTwilio> {
     if (fake.unsubscribed.has(form.To)) return twilioError(res, 400, 21610, 'Attempt to send to unsubscribed recipient');
     const messageSid = `SM${crypto.randomBytes(16).toString('hex')}`;
     fake.messages.push({ headers: req.headers, form, sid: messageSid });
-    answer(res, 201, { sid: messageSid, account_sid: accountSid, to: form.To, from: form.From ?? null, messaging_service_sid: form.MessagingServiceSid ?? null, body: form.Body, status: 'queued', num_segments: '1' });
+    answer(res, 201, {
+      sid: messageSid,
+      account_sid: accountSid,
+      to: form.To,
+      from: form.From ?? null,
+      messaging_service_sid: form.MessagingServiceSid ?? null,
+      body: form.Body,
+      status: 'queued',
+      num_segments: '1',
+    });
   }, problems);
   const fake: FakeTwilio = {
     baseUrl: server.origin,

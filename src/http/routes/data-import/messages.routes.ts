@@ -18,8 +18,8 @@ export const importMessagesRoutes: FastifyPluginAsyncTypebox<DataImportRouteOpti
         summary: 'Import messages',
         description:
           'Imports messages with their sentAt (and deliveredAt, readAt), answering per record: the stored message, or an error such as ' +
-          'ERR_IMPORT_MUID_ALREADY_EXISTS (imported before) or ERR_UID_NOT_FOUND. A call\'s messages take their place in the history in ' +
-          'sentAt order; send each conversation\'s messages oldest first. senderUserDetails, receiverUserDetails, receiverGroupDetails ' +
+          "ERR_IMPORT_MUID_ALREADY_EXISTS (imported before) or ERR_UID_NOT_FOUND. A call's messages take their place in the history in " +
+          "sentAt order; send each conversation's messages oldest first. senderUserDetails, receiverUserDetails, receiverGroupDetails " +
           '(with receiverGroupOwnerDetails) and mentionedUserDetails create missing users and groups first.',
         hide: options.hidden,
         querystring: ImportMessagesQuery,
@@ -27,6 +27,8 @@ export const importMessagesRoutes: FastifyPluginAsyncTypebox<DataImportRouteOpti
         response: { 200: ImportMessagesResponse, ...errorResponses },
       },
     },
-    async (request) => ({ data: await options.services.messageImport.importMessages(request.ctx, request.body, { recordEvents: request.query.recordEvents === true, moderate: request.query.moderate === true }) }),
+    async (request) => ({
+      data: await options.services.messageImport.importMessages(request.ctx, request.body, { recordEvents: request.query.recordEvents === true, moderate: request.query.moderate === true }),
+    }),
   );
 };

@@ -14,6 +14,7 @@ export interface DataImportRouteOptions {
  * itself: the route schema documents the body but does not validate it. The other parts (the
  * query) are validated as on every route.
  */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON schema, as Fastify passes it
 const bodyAsSent = (route: { schema: Record<string, any>; httpPart?: string }) => (route.httpPart === 'body' ? () => true : validatorCompiler(route));
 
 /** What every import route sets besides its schema: its body limit, the import rate-limit class, and records the service checks. */

@@ -114,7 +114,7 @@ export const managementWebhooksRoutes: FastifyPluginAsyncTypebox<ManagementRoute
         ...shared,
         operationId: 'add-triggers',
         summary: 'Add Triggers',
-        description: 'Subscribes a webhook to triggers: the vendor\'s for messages, users and groups, as list-triggers names them.',
+        description: "Subscribes a webhook to triggers: the vendor's for messages, users and groups, as list-triggers names them.",
         headers: WebhookHeaders,
         params: WebhookParams,
         body: TriggersBody,

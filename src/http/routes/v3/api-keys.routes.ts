@@ -1,14 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../container.js';
-import {
-  ApiKeyDeleteResponse,
-  ApiKeyListResponse,
-  ApiKeyParams,
-  ApiKeyResponse,
-  CreateApiKeyBody,
-  ListApiKeysQuery,
-  UpdateApiKeyBody,
-} from '../../../schemas/api-keys.schema.js';
+import { ApiKeyDeleteResponse, ApiKeyListResponse, ApiKeyParams, ApiKeyResponse, CreateApiKeyBody, ListApiKeysQuery, UpdateApiKeyBody } from '../../../schemas/api-keys.schema.js';
 import { errorResponses } from '../../../schemas/common.schema.js';
 
 const tags = ['API Keys'];

@@ -102,7 +102,10 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       },
     },
     async (request, reply) => {
-      const names = request.query.triggers?.split(',').map((name) => name.trim()).filter(Boolean);
+      const names = request.query.triggers
+        ?.split(',')
+        .map((name) => name.trim())
+        .filter(Boolean);
       const unknown = names?.find((name) => !isTrigger(name));
       if (unknown !== undefined) throw badRequest({ triggers: `names an unknown trigger: ${unknown}` });
       const release = places.take(request.ctx.appId);
@@ -142,11 +145,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       // A catch-up reads its next page once the socket has taken the last (or the client has gone).
       const drained = () => (res.writableNeedDrain && !res.destroyed ? new Promise<void>((resolve) => drainOrClose(res, resolve)) : undefined);
       try {
-        await services.eventFeed.subscribe(
-          { appId: request.ctx.appId, ...(names?.length ? { triggers: new Set(names) } : {}), send, drained, signal: gone.signal },
-          from,
-          request.log,
-        );
+        await services.eventFeed.subscribe({ appId: request.ctx.appId, ...(names?.length ? { triggers: new Set(names) } : {}), send, drained, signal: gone.signal }, from, request.log);
       } catch (error) {
         request.log.warn({ err: error }, 'the event stream failed');
         res.destroy();

@@ -146,7 +146,6 @@ export const groupMembersRoutes: FastifyPluginAsyncTypebox<{ services: Services 
         response: { 200: BannedListResponse, ...errorResponses },
       },
     },
-    async (request) =>
-      members.listBanned(await actorContext(request, services), request.params.guid, pageOf(request.query)),
+    async (request) => members.listBanned(await actorContext(request, services), request.params.guid, pageOf(request.query)),
   );
 };

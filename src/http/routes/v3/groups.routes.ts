@@ -4,15 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../container.js';
 import { actorContext } from '../../plugins/actor.js';
 import { errorResponses, OnBehalfOfHeader } from '../../../schemas/common.schema.js';
-import {
-  CreateGroupBody,
-  GroupDeleteResponse,
-  GroupListResponse,
-  GroupResponse,
-  GuidParams,
-  ListGroupsQuery,
-  UpdateGroupBody,
-} from '../../../schemas/groups.schema.js';
+import { CreateGroupBody, GroupDeleteResponse, GroupListResponse, GroupResponse, GuidParams, ListGroupsQuery, UpdateGroupBody } from '../../../schemas/groups.schema.js';
 
 const tags = ['Groups'];
 const headers = Type.Object({ onBehalfOf: Type.Optional(OnBehalfOfHeader) });
@@ -26,8 +18,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         operationId: 'create-group',
         tags,
         summary: 'Create',
-        description:
-          'Creates a group. Its owner (`owner`, else the onBehalfOf user) becomes an admin member; inline `members` are answered per uid.',
+        description: 'Creates a group. Its owner (`owner`, else the onBehalfOf user) becomes an admin member; inline `members` are answered per uid.',
         headers,
         body: CreateGroupBody,
         response: { 200: GroupResponse, ...errorResponses },

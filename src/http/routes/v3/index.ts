@@ -31,7 +31,31 @@ import { usersRoutes } from './users.routes.js';
  * The general API, `/v3`. Every route module is listed here, so the whole vendor surface can
  * be audited in one place against the specs (docs/compatibility.md lists what is not here).
  */
-export const V3_ROUTE_MODULES = [usersRoutes, authTokensRoutes, apiKeysRoutes, groupsRoutes, groupMembersRoutes, friendsRoutes, blockedUsersRoutes, rolesRoutes, rbacRoutes, messagesRoutes, threadsRoutes, reactionsRoutes, messageEditsRoutes, conversationsRoutes, rateLimitsRoutes, statsRoutes, eventsRoutes, moderationFlagsRoutes, moderationRulesRoutes, moderationKeywordsRoutes, moderationBlockedRoutes, moderationHookRoutes, notificationsRoutes];
+export const V3_ROUTE_MODULES = [
+  usersRoutes,
+  authTokensRoutes,
+  apiKeysRoutes,
+  groupsRoutes,
+  groupMembersRoutes,
+  friendsRoutes,
+  blockedUsersRoutes,
+  rolesRoutes,
+  rbacRoutes,
+  messagesRoutes,
+  threadsRoutes,
+  reactionsRoutes,
+  messageEditsRoutes,
+  conversationsRoutes,
+  rateLimitsRoutes,
+  statsRoutes,
+  eventsRoutes,
+  moderationFlagsRoutes,
+  moderationRulesRoutes,
+  moderationKeywordsRoutes,
+  moderationBlockedRoutes,
+  moderationHookRoutes,
+  notificationsRoutes,
+];
 
 export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings; rateLimited?: boolean }> = async (app, options) => {
   installAuth(app, { apps: options.services.apps, management: options.services.management, rateLimits: options.services.rateLimits, tenancy: options.tenancy });

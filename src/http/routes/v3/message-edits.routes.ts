@@ -21,8 +21,7 @@ export const messageEditsRoutes: FastifyPluginAsyncTypebox<{ services: Services 
         operationId: 'update-message',
         tags,
         summary: 'Update',
-        description:
-          'Edits a message: with onBehalfOf, only its sender may; without it, the app edits any message. Answers the `edited` action message.',
+        description: 'Edits a message: with onBehalfOf, only its sender may; without it, the app edits any message. Answers the `edited` action message.',
         headers,
         params: MessageIdParams,
         body: UpdateMessageBody,

@@ -33,8 +33,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         operationId: 'send-message',
         tags,
         summary: 'Send',
-        description:
-          'Sends a message as the onBehalfOf user (required). With `multipleReceivers`, sends one message to each receiver and answers per receiver.',
+        description: 'Sends a message as the onBehalfOf user (required). With `multipleReceivers`, sends one message to each receiver and answers per receiver.',
         headers,
         body: SendMessageBody,
         response: { 200: SendMessageResponse, ...errorResponses },

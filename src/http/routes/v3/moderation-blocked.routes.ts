@@ -39,7 +39,7 @@ export const moderationBlockedRoutes: FastifyPluginAsyncTypebox<{ services: Serv
         tags: ['Moderation - Blocked Messages', 'Moderation'],
         summary: 'Review Blocked Message (also: Approve Blocked Messages)',
         description:
-          'Reviews a held message: `approved` releases it in its original place (its message_sent fires now), `rejected` keeps it hidden from everyone but its sender. Also serves the vendor\'s approve-moderation-blocked-messages.',
+          "Reviews a held message: `approved` releases it in its original place (its message_sent fires now), `rejected` keeps it hidden from everyone but its sender. Also serves the vendor's approve-moderation-blocked-messages.",
         params: BlockedParams,
         body: ReviewBlockedBody,
         response: { 200: ReviewBlockedResponse, ...errorResponses },

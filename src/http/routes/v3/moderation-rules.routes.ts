@@ -1,15 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../container.js';
 import { errorResponses } from '../../../schemas/common.schema.js';
-import {
-  CreateRuleBody,
-  DeleteResponse,
-  ModerationListQuery,
-  RuleListResponse,
-  RuleParams,
-  RuleResponse,
-  UpdateRuleBody,
-} from '../../../schemas/moderation-rules.schema.js';
+import { CreateRuleBody, DeleteResponse, ModerationListQuery, RuleListResponse, RuleParams, RuleResponse, UpdateRuleBody } from '../../../schemas/moderation-rules.schema.js';
 
 /** The page a moderation list asks for: `limit` and `page` come with the schema's defaults. */
 export function moderationPage(query: { limit?: number; page?: number }): { limit: number; page: number } {
@@ -85,8 +77,7 @@ export const moderationRulesRoutes: FastifyPluginAsyncTypebox<{ services: Servic
         operationId: 'update-rule',
         tags,
         summary: 'Update Rule',
-        description:
-          'Updates a rule: the fields given replace the rule’s (conditions and action whole). Each change is a new revision; an update that changes nothing makes none.',
+        description: 'Updates a rule: the fields given replace the rule’s (conditions and action whole). Each change is a new revision; an update that changes nothing makes none.',
         params: RuleParams,
         body: UpdateRuleBody,
         response: { 200: RuleResponse, ...errorResponses },

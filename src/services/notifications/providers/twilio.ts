@@ -82,9 +82,7 @@ export function smsForm(credentials: TwilioCredentials, sms: TwilioSms): string 
 function result(answer: ProviderAnswer): DeliveryResult {
   const json = parseJson(answer.body) as { sid?: unknown; code?: unknown; message?: unknown } | undefined;
   if (answer.status === 201 || answer.status === 200) {
-    return typeof json?.sid === 'string'
-      ? { outcome: 'delivered', status: answer.status, error: null, providerMessageId: json.sid }
-      : { outcome: 'delivered', status: answer.status, error: null };
+    return typeof json?.sid === 'string' ? { outcome: 'delivered', status: answer.status, error: null, providerMessageId: json.sid } : { outcome: 'delivered', status: answer.status, error: null };
   }
   const code = typeof json?.code === 'number' ? json.code : undefined;
   const error = `Twilio answered ${answer.status}${code ? ` ${code}` : ''}${typeof json?.message === 'string' ? `: ${json.message}` : ''}`;

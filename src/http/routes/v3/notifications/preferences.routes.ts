@@ -147,7 +147,7 @@ export const notificationPreferencesRoutes: FastifyPluginAsyncTypebox<{ services
         operationId: 'notifications-update-timezone',
         tags,
         summary: 'Update timezone',
-        description: 'Sets the user\'s time zone: an IANA name (e.g. Asia/Tokyo, any case; answered as spelt in the time zone database). Offsets and abbreviations that are no IANA name are refused.',
+        description: "Sets the user's time zone: an IANA name (e.g. Asia/Tokyo, any case; answered as spelt in the time zone database). Offsets and abbreviations that are no IANA name are refused.",
         querystring: UidQuery,
         body: TimezoneBody,
         response: { 200: TimezoneResponse, ...errorResponses },

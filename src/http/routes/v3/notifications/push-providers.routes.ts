@@ -13,8 +13,7 @@ import {
   UpdateFcmProviderBody,
 } from '../../../../schemas/notification-push-providers.schema.js';
 
-const WRITES =
-  ' Answers `success` and the app’s providers of this kind after the change (the default among them); keys and private keys are never answered.';
+const WRITES = ' Answers `success` and the app’s providers of this kind after the change (the default among them); keys and private keys are never answered.';
 
 /**
  * FCM and APNs providers (docs/notifications.md, "FCM and APNs providers"): several of each per
@@ -125,9 +124,7 @@ export const pushProvidersRoutes: FastifyPluginAsyncTypebox<{ services: Services
         operationId: 'notifications-push-add-apns-provider',
         tags,
         summary: 'Add APNS Provider',
-        description:
-          'Adds an APNs provider: its id, Key ID, Team ID, bundle id and .p8 key (an EC P-256 key, checked). The app’s first APNs provider becomes its default. ' +
-          `At most 25 per app.${WRITES}`,
+        description: `Adds an APNs provider: its id, Key ID, Team ID, bundle id and .p8 key (an EC P-256 key, checked). The app’s first APNs provider becomes its default. At most 25 per app.${WRITES}`,
         body: AddApnsProviderBody,
         response: { 200: ApnsProvidersChangedResponse, ...errorResponses },
       },
