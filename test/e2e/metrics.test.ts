@@ -4,19 +4,15 @@
  * moving under load; /readyz answering 503 while the server drains.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/domain/context.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { callServer } from '../helpers/cli.js';
-import { createPostgresDatabase, seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
+import { serverDeployment } from '../helpers/db.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 /** One sample of the exposition: its series name, labels and value. */
@@ -140,20 +136,7 @@ after(async () => {
 
 /** A server of this test's engine on a fresh database, plain HTTP on loopback, with `env`. */
 async function newServer(env: Record<string, string>, lines: string[] = []): Promise<RunningServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-metrics-'));
-  cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
-  if (pg) cleanups.push(() => pg.drop());
-  else await seedPgliteDataDir(dataDir);
-  const config = loadConfig({
-    PARLEY_PORT: '0',
-    PARLEY_HOST: '127.0.0.1',
-    PARLEY_DATA_DIR: dataDir,
-    PARLEY_INSECURE_HTTP: '1',
-    PARLEY_WEBHOOK_ALLOW_PRIVATE: '1',
-    ...(pg ? { DATABASE_URL: pg.url } : {}),
-    ...env,
-  });
+  const { config } = await serverDeployment('parley-metrics', { PARLEY_WEBHOOK_ALLOW_PRIVATE: '1', ...env }, cleanups);
   const log = pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
   const server = await startServer(config, log);
   cleanups.push(() => server.close());

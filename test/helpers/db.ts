@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
-import type { DatabaseTimeouts } from '../../src/config.js';
+import { loadConfig, type Config, type DatabaseTimeouts } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { loadMigrations, migrate } from '../../src/db/migrate.js';
 import { silentLogger } from '../../src/domain/context.js';
@@ -104,4 +104,26 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
   const database = await openDatabase({ engine: 'pglite', loadDataDir: await pgliteTemplate(), timeouts: options.timeouts, log: silentLogger });
   await migrate(database, silentLogger);
   return { database, url: undefined, drop: () => database.close() };
+}
+
+/**
+ * The configuration of an in-process server (startServer) on a deployment of its own: a fresh
+ * data dir (filled with the migrated template on PGlite, so its start skips initdb) or a fresh
+ * PostgreSQL database, plain HTTP on loopback, with `env` over that. Cleanups go to `cleanups`.
+ */
+export async function serverDeployment(prefix: string, env: Record<string, string>, cleanups: Array<() => unknown>): Promise<{ config: Config; dataDir: string; url: string | undefined }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
+  cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
+  if (pg) cleanups.push(() => pg.drop());
+  else await seedPgliteDataDir(dataDir);
+  const config = loadConfig({
+    PARLEY_PORT: '0',
+    PARLEY_HOST: '127.0.0.1',
+    PARLEY_DATA_DIR: dataDir,
+    PARLEY_INSECURE_HTTP: '1',
+    ...(pg ? { DATABASE_URL: pg.url } : {}),
+    ...env,
+  });
+  return { config, dataDir, url: pg?.url };
 }

@@ -7,18 +7,14 @@
  * queries queued on its one session.)
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
 import { silentLogger } from '../../src/domain/context.js';
 import { startServer } from '../../src/server.js';
-import { createPostgresDatabase, seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
+import { serverDeployment } from '../helpers/db.js';
 
 const RECORDS = 5_000;
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -28,21 +24,8 @@ after(async () => {
 
 describe('shutdown', () => {
   it('lets a handler whose client hung up finish before closing the database', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-shutdown-'));
-    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-    const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
-    if (pg) cleanups.push(() => pg.drop());
-    // The migrated template, not initdb: this test is about the shutdown, not a first start.
-    else await seedPgliteDataDir(dataDir);
-    const config = loadConfig({
-      PARLEY_PORT: '0',
-      PARLEY_HOST: '127.0.0.1',
-      PARLEY_DATA_DIR: dataDir,
-      PARLEY_INSECURE_HTTP: '1',
-      // This test is about waiting for handlers; the bound on that wait is timeouts.test.ts's.
-      PARLEY_SHUTDOWN_GRACE_MS: '300000',
-      ...(pg ? { DATABASE_URL: pg.url } : {}),
-    });
+    // This test is about waiting for handlers; the bound on that wait is timeouts.test.ts's.
+    const { config, dataDir, url } = await serverDeployment('parley-shutdown', { PARLEY_SHUTDOWN_GRACE_MS: '300000' }, cleanups);
     const lines: string[] = [];
     const log = pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
     const server = await startServer(config, log);
@@ -77,7 +60,7 @@ describe('shutdown', () => {
     request.destroy();
     await server.close();
 
-    const database = pg ? await openDatabase({ engine: 'postgres', url: pg.url, log: silentLogger }) : await openDatabase({ engine: 'pglite', dataDir, log: silentLogger });
+    const database = url ? await openDatabase({ engine: 'postgres', url, log: silentLogger }) : await openDatabase({ engine: 'pglite', dataDir, log: silentLogger });
     try {
       const row = await database.db
         .selectFrom('users')

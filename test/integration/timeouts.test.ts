@@ -4,19 +4,16 @@
  * finish are all bounded, and a timeout answers 503 ERR_MISSION_FAILED with Retry-After.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { pino } from 'pino';
-import { DEFAULT_DB_TIMEOUTS, loadConfig } from '../../src/config.js';
+import { DEFAULT_DB_TIMEOUTS } from '../../src/config.js';
 import { silentLogger } from '../../src/domain/context.js';
 import { startServer } from '../../src/server.js';
 import { body, createTestApp, errorCode, hostOf, uniqueId, type TestApp } from '../helpers/app.js';
-import { createPostgresDatabase, seedPgliteDataDir, TEST_ENGINE } from '../helpers/db.js';
+import { serverDeployment, TEST_ENGINE } from '../helpers/db.js';
 import { newUser } from '../helpers/factories.js';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -159,20 +156,7 @@ describe('shutdown', () => {
   });
 
   it('finishes within its grace when a request never ends, and cuts that request off', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-timeouts-'));
-    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-    const created = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
-    if (created) cleanups.push(() => created.drop());
-    // The migrated template, not initdb: this test is about the grace, not a first start.
-    else await seedPgliteDataDir(dataDir);
-    const config = loadConfig({
-      PARLEY_PORT: '0',
-      PARLEY_HOST: '127.0.0.1',
-      PARLEY_DATA_DIR: dataDir,
-      PARLEY_INSECURE_HTTP: '1',
-      PARLEY_SHUTDOWN_GRACE_MS: '300',
-      ...(created ? { DATABASE_URL: created.url } : {}),
-    });
+    const { config, url } = await serverDeployment('parley-timeouts', { PARLEY_SHUTDOWN_GRACE_MS: '300' }, cleanups);
     const server = await startServer(config, pino({ level: 'silent' }));
     const app = server.defaultApp!;
     const uid = uniqueId('stuck');
@@ -181,7 +165,7 @@ describe('shutdown', () => {
     const held = gate();
     let lock: { release(): Promise<void> } | undefined;
     let holder: Promise<unknown> | undefined;
-    if (created) lock = await lockUserRow(created.url, app.appId, uid);
+    if (url) lock = await lockUserRow(url, app.appId, uid);
     else {
       let started!: () => void;
       const holding = new Promise<void>((resolve) => (started = resolve));
