@@ -8,30 +8,11 @@
 //   npm run bench -- --engine postgres --only metrics [--metrics-slices 12] [--metrics-slice-seconds 5]
 import http from 'node:http';
 import { withServerPair, type PairInfo } from './lib/server-pair.js';
-import { median, takeTurns } from './lib/side-by-side.js';
+import { median, type SendTurns, sendTurns } from './lib/side-by-side.js';
 
-export interface MetricsSlice {
-  /** Sends per second, with the metrics and without. */
-  with: number;
-  without: number;
-  /** The servers' CPU per send, µs. */
-  withCpuMicros: number;
-  withoutCpuMicros: number;
-  withP99Ms: number;
-  withoutP99Ms: number;
-}
-
-type Pair = [withMetrics: number, without: number];
-
-export interface MetricsAbResult {
+export interface MetricsAbResult extends SendTurns {
   connections: number;
   sliceSeconds: number;
-  oneToOne: MetricsSlice[];
-  group: MetricsSlice[];
-  /** Medians of the slices' ratios of sends a second, with / without: 1 is free, 0.97 costs 3%. */
-  medianRatio: { oneToOne: number; group: number };
-  /** Medians of the servers' CPU per send, µs, with / without. */
-  medianCpuMicros: { oneToOne: Pair; group: Pair };
   /** Scrapes of the server with metrics during the slices, and the median scrape's size and time. */
   scrapes: { count: number; medianBytes: number; medianMs: number };
 }
@@ -77,47 +58,10 @@ export async function metricsAB(options: Options): Promise<MetricsAbResult> {
       5_000,
     );
     try {
-      const result: MetricsAbResult = {
-        connections: options.connections,
-        sliceSeconds: options.sliceSeconds,
-        oneToOne: [],
-        group: [],
-        medianRatio: { oneToOne: 0, group: 0 },
-        medianCpuMicros: { oneToOne: [0, 0], group: [0, 0] },
-        scrapes: { count: 0, medianBytes: 0, medianMs: 0 },
-      };
-      for (const kind of ['oneToOne', 'group'] as const) {
-        await takeTurns({
-          slices: options.slices,
-          a: pair.with.scenarios[kind],
-          b: pair.without.scenarios[kind],
-          onSlice: (index, { a: w, b: wo }) => {
-            const row: MetricsSlice = {
-              with: w.requestsPerSecond,
-              without: wo.requestsPerSecond,
-              withCpuMicros: w.cpuMicrosPerRequest?.server ?? 0,
-              withoutCpuMicros: wo.cpuMicrosPerRequest?.server ?? 0,
-              withP99Ms: w.p99Ms,
-              withoutP99Ms: wo.p99Ms,
-            };
-            result[kind].push(row);
-            options.log(
-              `metrics A/B ${kind === 'oneToOne' ? '1:1' : 'group'} slice ${index + 1}: ${row.with} vs ${row.without} sends/s ` +
-                `(${(row.with / row.without).toFixed(3)}), server CPU per send ${row.withCpuMicros} / ${row.withoutCpuMicros} µs`,
-            );
-          },
-        });
-        const rows = result[kind];
-        result.medianRatio[kind] = Number(median(rows.map((r) => r.with / r.without)).toFixed(3));
-        result.medianCpuMicros[kind] = [median(rows.map((r) => r.withCpuMicros)), median(rows.map((r) => r.withoutCpuMicros))];
-      }
+      const turns = await sendTurns('metrics', options.slices, { with: pair.with.scenarios, without: pair.without.scenarios }, options.log);
       if (failed) throw failed;
-      result.scrapes = {
-        count: scrapes.length,
-        medianBytes: median(scrapes.map((s) => s.bytes)),
-        medianMs: Number(median(scrapes.map((s) => s.ms)).toFixed(1)),
-      };
-      return result;
+      const summary = { count: scrapes.length, medianBytes: median(scrapes.map((s) => s.bytes)), medianMs: Number(median(scrapes.map((s) => s.ms)).toFixed(1)) };
+      return { connections: options.connections, sliceSeconds: options.sliceSeconds, ...turns, scrapes: summary };
     } finally {
       clearInterval(timer);
     }
@@ -125,7 +69,7 @@ export async function metricsAB(options: Options): Promise<MetricsAbResult> {
 }
 
 export function describeMetrics(result: MetricsAbResult): string {
-  const cpu = (pair: Pair) => `${pair[0]} / ${pair[1]} µs`;
+  const cpu = (pair: [number, number]) => `${pair[0]} / ${pair[1]} µs`;
   return (
     `metrics A/B (postgres, ${result.connections} conn, ${result.oneToOne.length} slices of ${result.sliceSeconds} s per scenario and server, taken in turns): ` +
     `send with metrics (scraped every 5 s) / without, median of the slices' ratios: 1:1 ${result.medianRatio.oneToOne}, group ${result.medianRatio.group}; ` +

@@ -66,3 +66,65 @@ export function summarizeTurns(slices: TurnSlice[]): TurnsSummary {
     slices: slices.length,
   };
 }
+
+/** One slice of a send A/B: sends a second, the servers' CPU per send (µs) and p99s, with the part and without. */
+export interface SendSlice {
+  with: number;
+  without: number;
+  withCpuMicros: number;
+  withoutCpuMicros: number;
+  withP99Ms: number;
+  withoutP99Ms: number;
+}
+
+type SendKind = 'oneToOne' | 'group';
+
+/** The slices of a send A/B per kind, the medians of their ratios (with / without) and of the servers' CPU per send. */
+export interface SendTurns {
+  oneToOne: SendSlice[];
+  group: SendSlice[];
+  /** Medians of the slices' ratios, with / without: 1 is free, 0.95 costs 5%. */
+  medianRatio: Record<SendKind, number>;
+  /** Medians of the servers' CPU per send, µs, with / without. */
+  medianCpuMicros: Record<SendKind, [withPart: number, without: number]>;
+}
+
+/**
+ * The send A/B of two servers, one with a part and one without (the hardening's and the
+ * metrics' benches): 1:1 and group sends, `slices` each taken in turns (takeTurns), each slice
+ * logged as `<label> A/B <kind> slice N`.
+ */
+export async function sendTurns(
+  label: string,
+  slices: number,
+  scenarios: { with: Record<SendKind, () => Promise<LoadResult>>; without: Record<SendKind, () => Promise<LoadResult>> },
+  log: (line: string) => void,
+): Promise<SendTurns> {
+  const result: SendTurns = { oneToOne: [], group: [], medianRatio: { oneToOne: 0, group: 0 }, medianCpuMicros: { oneToOne: [0, 0], group: [0, 0] } };
+  for (const kind of ['oneToOne', 'group'] as const) {
+    await takeTurns({
+      slices,
+      a: scenarios.with[kind],
+      b: scenarios.without[kind],
+      onSlice: (index, { a: w, b: wo }) => {
+        const row: SendSlice = {
+          with: w.requestsPerSecond,
+          without: wo.requestsPerSecond,
+          withCpuMicros: w.cpuMicrosPerRequest?.server ?? 0,
+          withoutCpuMicros: wo.cpuMicrosPerRequest?.server ?? 0,
+          withP99Ms: w.p99Ms,
+          withoutP99Ms: wo.p99Ms,
+        };
+        result[kind].push(row);
+        log(
+          `${label} A/B ${kind === 'oneToOne' ? '1:1' : 'group'} slice ${index + 1}: ${row.with} vs ${row.without} sends/s ` +
+            `(${(row.with / row.without).toFixed(3)}), server CPU per send ${row.withCpuMicros} / ${row.withoutCpuMicros} µs`,
+        );
+      },
+    });
+    const rows = result[kind];
+    result.medianRatio[kind] = Number(median(rows.map((r) => r.with / r.without)).toFixed(3));
+    result.medianCpuMicros[kind] = [median(rows.map((r) => r.withCpuMicros)), median(rows.map((r) => r.withoutCpuMicros))];
+  }
+  return result;
+}
