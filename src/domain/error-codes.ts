@@ -15,6 +15,9 @@ export const ERROR_CATALOGUE = {
   AUTH_ERR_INVALID_APPID: { status: 401, message: 'The app {appId} does not exist in this region ({region}).' },
   AUTH_ERR_EMPTY_APIKEY: { status: 401, message: 'The apiKey header is missing.' },
   AUTH_ERR_APIKEY_NOT_FOUND: { status: 401, message: 'The apiKey provided is not valid for this app.' },
+  // A user acting for themselves (docs/realtime.md): the authToken header, or a socket's auth frame.
+  AUTH_ERR_EMPTY_AUTH_TOKEN: { status: 401, message: 'The authToken is missing.' },
+  AUTH_ERR_AUTH_TOKEN_NOT_FOUND: { status: 401, message: 'The authToken provided is not valid for this app.' },
   AUTH_ERR_NO_ACCESS: {
     status: 403,
     message: 'The apiKey provided does not have access to this operation. Use a fullAccess key.',

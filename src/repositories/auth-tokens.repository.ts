@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { AuthTokensTable } from '../db/schema.js';
 import type { Executor } from '../db/transaction.js';
 import { pageOffset, type PageRequest } from '../domain/pagination.js';
@@ -25,6 +25,17 @@ export class AuthTokensRepository {
     let query = tx.selectFrom('auth_tokens').selectAll().where('app_id', '=', appId).where('uid', '=', uid);
     query = 'tokenHash' in ref ? query.where('token_hash', '=', ref.tokenHash) : query.where('token_hint', '=', ref.tokenHint);
     return query.executeTakeFirst();
+  }
+
+  /** The token with this hash, whoever's it is, with whether its user is active (a client authenticating by it). */
+  async findByHash(appId: string, tokenHash: string, tx: Executor = this.db): Promise<{ uid: string; active: boolean } | undefined> {
+    return tx
+      .selectFrom('auth_tokens as t')
+      .innerJoin('users as u', (join) => join.onRef('u.app_id', '=', 't.app_id').onRef('u.uid', '=', 't.uid'))
+      .select(['t.uid', sql<boolean>`u.deactivated_at is null`.as('active')])
+      .where('t.app_id', '=', appId)
+      .where('t.token_hash', '=', tokenHash)
+      .executeTakeFirst();
   }
 
   /** A user's tokens, newest first. */

@@ -66,6 +66,20 @@ export class AuthTokensService {
     }
   }
 
+  /**
+   * The user a client acts as (docs/realtime.md): the active user whose token this is, for the
+   * authToken header and a socket's auth frame alike. A missing token answers
+   * AUTH_ERR_EMPTY_AUTH_TOKEN; a token of no user of the app, or of a deactivated one,
+   * AUTH_ERR_AUTH_TOKEN_NOT_FOUND. `tokenHash` names the token for its revocation.
+   */
+  async authenticate(ctx: RequestContext, token: string | undefined): Promise<{ uid: string; tokenHash: string }> {
+    if (token === undefined || token.trim() === '') throw new AppError('AUTH_ERR_EMPTY_AUTH_TOKEN');
+    const tokenHash = sha256Hex(token.trim());
+    const found = await this.deps.authTokens.findByHash(ctx.appId, tokenHash);
+    if (!found?.active) throw new AppError('AUTH_ERR_AUTH_TOKEN_NOT_FOUND');
+    return { uid: found.uid, tokenHash };
+  }
+
   async list(ctx: RequestContext, rawUid: string, page: PageRequest): Promise<{ data: AuthToken[]; meta: PageMeta }> {
     const uid = await this.requireUser(ctx, rawUid);
     const { rows, total } = await this.deps.authTokens.list(ctx.appId, uid, page);
