@@ -81,13 +81,22 @@ describe('the management operations', () => {
   });
 
   it('are documented once, at the vendor paths, with both bases as servers', async () => {
-    const doc = body(await t.app.inject({ method: 'GET', url: '/openapi.json' }));
+    const doc = body(await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'chat.example.com' } }));
     assert.ok(!Object.keys(doc.paths).some((path) => path.startsWith('/mgmt')), 'the /mgmt copies are not listed again');
     const createApp = doc.paths['/apps'].post;
+    // On the scheme and port the page came with (behind a proxy on 80: none), the page's own host first.
     assert.deepEqual(
       createApp.servers.map((s: { url: string }) => s.url),
-      [`https://apimgmt.${TEST_DOMAIN}`, `https://${TEST_DOMAIN}/mgmt`],
+      ['http://chat.example.com/mgmt', `http://apimgmt.${TEST_DOMAIN}`, `http://${TEST_DOMAIN}/mgmt`],
     );
+    // Loaded from the quick start's port: every server keeps it, so "Try it out" reaches this server.
+    const local = body(await t.app.inject({ method: 'GET', url: '/docs/json', headers: { host: 'localhost:3000' } }));
+    assert.deepEqual(
+      local.paths['/apps'].post.servers.map((s: { url: string }) => s.url),
+      ['http://localhost:3000/mgmt', `http://apimgmt.${TEST_DOMAIN}:3000`, `http://${TEST_DOMAIN}:3000/mgmt`],
+    );
+    // The general operations name no servers of their own.
+    assert.equal(local.paths['/v3/users'].post.servers, undefined);
     const headers = createApp.parameters.filter((p: { in: string }) => p.in === 'header').map((p: { name: string; required: boolean }) => [p.name, p.required]);
     assert.deepEqual(headers, [
       ['key', true],

@@ -45,7 +45,10 @@ export async function installOpenApi(app: FastifyInstance, tenancy: TenancySetti
   // The UI's "Try it out" sends to the document's first server, so it is built from the request
   // the page came with: a server on another port (or scheme) than the one the page was loaded
   // from would refuse the call.
-  const withServers = (doc: Record<string, unknown>, request: FastifyRequest) => Object.assign({}, doc, { servers: serversFor(request, tenancy) });
+  // The management operations name servers of their own (the vendor's host, and /mgmt on any
+  // host): those are rebuilt the same way.
+  const withServers = (doc: Record<string, unknown>, request: FastifyRequest) =>
+    Object.assign({}, doc, { servers: serversFor(request, tenancy), paths: withOperationServers(doc.paths as Paths | undefined, managementServersFor(request, tenancy)) });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformSpecification: withServers });
   app.get('/openapi.json', { schema: { hide: true } }, async (request) => withServers(app.swagger() as unknown as Record<string, unknown>, request));
 }
@@ -73,6 +76,40 @@ export function serversFor(request: FastifyRequest, tenancy: TenancySettings): S
   if (appId !== undefined || !PLAIN_HOST.test(request.host)) return [appHost];
   const here = { url: `${scheme}//${request.host}`, description: "This host (give your app's id as appId under Authorize)" };
   return [here, appHost];
+}
+
+/**
+ * The management operations' servers for this request, on its scheme and port: `/mgmt` on the
+ * page's own host first when it is a plain name and port (no cross-origin call from the page),
+ * then the vendor's host `apimgmt.<domain>` and `<domain>/mgmt`.
+ */
+export function managementServersFor(request: FastifyRequest, tenancy: TenancySettings): Server[] {
+  const scheme = `${request.protocol ?? 'https'}:`;
+  const port = request.port === null ? '' : `:${request.port}`;
+  const servers: Server[] = [
+    { url: `${scheme}//apimgmt.${tenancy.domain}${port}`, description: "The vendor's management host" },
+    { url: `${scheme}//${tenancy.domain}${port}/mgmt`, description: 'The same operations under /mgmt' },
+  ];
+  const here = `${scheme}//${request.host}/mgmt`;
+  if (PLAIN_HOST.test(request.host) && !servers.some((server) => server.url === here)) servers.unshift({ url: here, description: 'This host, under /mgmt' });
+  return servers;
+}
+
+type Paths = Record<string, Record<string, unknown>>;
+
+/** `paths` with every operation that names servers of its own given `servers` instead (copies; the document is not changed). */
+function withOperationServers(paths: Paths | undefined, servers: Server[]): Paths | undefined {
+  if (paths === undefined) return undefined;
+  const copy: Paths = {};
+  for (const [path, item] of Object.entries(paths)) {
+    const operations: Record<string, unknown> = {};
+    for (const [method, operation] of Object.entries(item)) {
+      const own = operation !== null && typeof operation === 'object' && 'servers' in operation;
+      operations[method] = own ? Object.assign({}, operation, { servers }) : operation;
+    }
+    copy[path] = operations;
+  }
+  return copy;
 }
 
 interface Server {
