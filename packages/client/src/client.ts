@@ -2,7 +2,8 @@ import { type ReconnectCause, type ResolvedBackoff, reconnectDelay, resolveBacko
 import { Emitter } from './emitter.js';
 import type { ClientEvents, ClientOptions, ConnectionState, StateDetail, WebSocketConstructor } from './options.js';
 import { type ClientFrame, CloseCode, type Conversation, type ErrorFrame, type EventFrame, type HelloFrame, type PresenceFrame, parseFrame, SUBPROTOCOL, type TypingFrame } from './protocol.js';
-import { ParleyRest, type SendMessageInput } from './rest.js';
+import { type FetchLike, ParleyRest, type SendMessageInput } from './rest.js';
+import { SseSocket } from './sse.js';
 import { EventSequence } from './sequence.js';
 import { platformTimers, Timer, type Timers } from './timers.js';
 import { TypingThrottle } from './typing.js';
@@ -33,7 +34,8 @@ export class ParleyClient {
   private readonly onListenerError: (error: unknown) => void;
   private readonly socketUrl: string;
   private readonly backoff: ResolvedBackoff;
-  private readonly WebSocketClass: WebSocketConstructor;
+  private readonly WebSocketClass: WebSocketConstructor | undefined;
+  private readonly fetch: FetchLike | undefined;
   private readonly random: () => number;
   private readonly timers: Timers;
   private readonly typingThrottle: TypingThrottle;
@@ -56,10 +58,11 @@ export class ParleyClient {
     if (!options.appId) throw new TypeError('appId is required');
     if (!options.authToken) throw new TypeError('authToken is required');
     const WebSocketClass = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-    if (!WebSocketClass) throw new TypeError('No global WebSocket here (Node 20): pass one, e.g. `WebSocket` from the ws package');
+    if (!WebSocketClass && options.transport !== 'sse') throw new TypeError('No global WebSocket here (Node 20): pass one, e.g. `WebSocket` from the ws package');
     this.WebSocketClass = WebSocketClass;
     const { socketUrl, restBase } = addresses(options.appId, options);
-    this.socketUrl = socketUrl;
+    this.socketUrl = options.transport === 'sse' ? `${restBase}/v3/me/events` : socketUrl;
+    this.fetch = options.fetch ?? (globalThis as { fetch?: FetchLike }).fetch;
     this.backoff = resolveBackoff(options.backoff);
     this.random = options.random ?? Math.random;
     this.timers = options.timers ?? platformTimers;
@@ -74,7 +77,7 @@ export class ParleyClient {
       appId: options.appId,
       authToken: () => this.token,
       refreshToken: options.getToken ? () => this.refreshToken() : undefined,
-      fetch: options.fetch,
+      fetch: this.fetch,
     });
   }
 
@@ -132,9 +135,9 @@ export class ParleyClient {
     return this.rest.sendMessage(input);
   }
 
-  /** Sends a frame now if the connection is open (answers false otherwise; frames are not queued). */
+  /** Sends a frame now if the socket is open (answers false otherwise, and on SSE; frames are not queued). */
   send(frame: ClientFrame): boolean {
-    if (!this.socket || !this.greeted || this.socket.readyState !== OPEN) return false;
+    if (!this.socket || !this.greeted || this.socket.readyState !== OPEN || this.socket instanceof SseSocket) return false;
     this.socket.send(JSON.stringify(frame));
     return true;
   }
@@ -158,7 +161,7 @@ export class ParleyClient {
     this.setState('connecting', {});
     let socket: Socket;
     try {
-      socket = new this.WebSocketClass(this.socketUrl, [SUBPROTOCOL]) as unknown as Socket;
+      socket = this.options.transport === 'sse' ? this.openStream() : (new this.WebSocketClass!(this.socketUrl, [SUBPROTOCOL]) as unknown as Socket);
     } catch (error) {
       this.scheduleReconnect('failure', { reason: String(error) });
       return;
@@ -166,6 +169,11 @@ export class ParleyClient {
     this.socket = socket;
     socket.onopen = () => {
       if (this.socket !== socket) return;
+      // The stream took the token and the resume id in its request: its 200 is the hello.
+      if (socket instanceof SseSocket) {
+        this.greet({ type: 'hello', connectionId: '', heartbeatMs: this.options.sseHeartbeatMs ?? 25_000 });
+        return;
+      }
       const resumeFrom = this.sequence.resumeFrom;
       socket.send(JSON.stringify(resumeFrom === undefined ? { type: 'auth', authToken: this.token } : { type: 'auth', authToken: this.token, resume: { lastEventId: resumeFrom } }));
       this.helloTimer.start(this.options.helloTimeoutMs ?? 10_000, () => this.drop('no hello from the server'));
@@ -177,6 +185,11 @@ export class ParleyClient {
       if (this.socket === socket) this.closed(event.code, event.reason);
     };
     socket.onerror = () => {};
+  }
+
+  private openStream(): SseSocket {
+    if (!this.fetch) throw new TypeError('No global fetch here: pass one');
+    return new SseSocket({ url: this.socketUrl, appId: this.options.appId, authToken: this.token, lastEventId: this.sequence.resumeFrom, fetch: this.fetch });
   }
 
   private receive(text: string): void {

@@ -62,6 +62,13 @@ export interface ClientOptions {
   url?: string;
   /** Called once when the server refuses the token (4001, 4002, or a REST 401): a fresh one. */
   getToken?: () => string | Promise<string>;
+  /**
+   * 'websocket' (the default), or 'sse': the read-only fallback GET /v3/me/events, where a socket
+   * is not possible (no typing indicators can be sent on it).
+   */
+  transport?: 'websocket' | 'sse';
+  /** SSE: the server sends something (a comment) at least this often; silence beyond it plus the grace reconnects (default 25 s). */
+  sseHeartbeatMs?: number;
   /** The WebSocket class: the global one by default (browsers); in Node 20, `ws`'s. */
   WebSocket?: WebSocketConstructor;
   /** Resume after this event id (one the app kept from `client.lastEventId`). */

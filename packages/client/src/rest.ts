@@ -5,8 +5,10 @@ export interface FetchResponse {
   readonly ok: boolean;
   readonly status: number;
   text(): Promise<string>;
+  /** The body as a stream (read by the SSE transport). */
+  readonly body?: { getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }> } } | null;
 }
-export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: string }) => Promise<FetchResponse>;
+export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal }) => Promise<FetchResponse>;
 
 export interface RestOptions {
   /** Parley's base url: https://host (and a path prefix, if Parley is served under one). */
