@@ -86,6 +86,28 @@ describe('client library: typing', () => {
 });
 
 describe('client library: ephemeral and other frames', () => {
+  it('a listener that throws is reported, and the other listeners and the connection carry on', async () => {
+    gateway = await FakeGateway.start({ tokens: { t1: 'alice' } });
+    const thrown: unknown[] = [];
+    client = new ParleyClient({ appId: 'app1', authToken: 't1', url: gateway.url, WebSocket, onListenerError: (error) => thrown.push(error) });
+    const heard: string[] = [];
+    client.on('event', () => {
+      throw new Error('app bug');
+    });
+    client.on('event', (event) => heard.push(event.id));
+    client.connect();
+    await until(() => client.state === 'open', 'open');
+    gateway.publish('message_sent');
+    gateway.publish('message_sent');
+    await until(() => heard.length === 2, 'both events');
+    assert.deepEqual(heard, ['1', '2']);
+    assert.deepEqual(
+      thrown.map((error) => (error as Error).message),
+      ['app bug', 'app bug'],
+    );
+    assert.equal(client.lastEventId, '2');
+  });
+
   it('hands typing, presence and error frames to their listeners, and every frame to frame listeners', async () => {
     await connected();
     const typing: TypingFrame[] = [];

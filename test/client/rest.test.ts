@@ -6,6 +6,8 @@ import { WebSocket } from 'ws';
 import { CloseCode, compareEventIds, parseFrame } from '../../packages/client/src/protocol.js';
 import { ParleyApiError, ParleyClient, ParleyRest, reconnectDelay, resolveBackoff } from '../../packages/client/src/index.js';
 import { addresses } from '../../packages/client/src/urls.js';
+import { FakeGateway } from '../helpers/fake-gateway.js';
+import { until } from '../helpers/manual-timers.js';
 import type { KnownTrigger } from '../../packages/client/src/index.js';
 import { TRIGGERS } from '../../src/domain/events.js';
 
@@ -115,6 +117,31 @@ describe('client library: REST helper', () => {
     await assert.rejects(client.rest.conversations(), { code: 'AUTH_ERR_INVALID_APPID' });
     assert.equal(seen.length, 1, 'another 401 is not about the token');
     assert.equal(calls, 2);
+  });
+});
+
+describe('client library: sending from a connected client', () => {
+  it('sendMessage ends the typing indicator on the socket, then sends by REST with the same token', async () => {
+    const gateway = await FakeGateway.start({ tokens: { t1: 'alice' } });
+    const client = new ParleyClient({ appId: 'app1', authToken: 't1', url: gateway.url, baseUrl: base, WebSocket });
+    try {
+      client.connect();
+      await until(() => client.state === 'open', 'open');
+      const bob = { receiver: 'bob', receiverType: 'user' as const };
+      client.typing(bob);
+      answer = () => ({ status: 200, body: { data: { id: '7' } } });
+      assert.deepEqual(await client.sendMessage({ ...bob, text: 'hello' }), { id: '7' });
+      await gateway.until(() => gateway.connections[0]!.frames.some((frame) => frame.type === 'typing_ended'), 'typing_ended');
+      assert.deepEqual(
+        gateway.connections[0]!.frames.map((frame) => frame.type),
+        ['auth', 'typing_started', 'typing_ended'],
+      );
+      assert.equal(seen[0]!.headers.authtoken, 't1');
+      assert.deepEqual(JSON.parse(seen[0]!.body).data, { text: 'hello' });
+    } finally {
+      client.close();
+      await gateway.close();
+    }
   });
 });
 

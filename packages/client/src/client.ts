@@ -21,6 +21,8 @@ interface Socket {
   onerror: ((event: unknown) => void) | null;
 }
 const OPEN = 1;
+/** Pings no more often than this, whatever a hello says. */
+const MIN_HEARTBEAT_MS = 1_000;
 
 /**
  * A user's connection to Parley's gateway (README.md): authenticates with the first frame,
@@ -230,7 +232,7 @@ export class ParleyClient {
     this.helloTimer.stop();
     this.attempt = 0;
     this.tokenRefreshed = false;
-    this.heartbeatMs = hello.heartbeatMs;
+    this.heartbeatMs = Math.max(MIN_HEARTBEAT_MS, hello.heartbeatMs);
     const ping = () =>
       this.pingTimer.start(this.heartbeatMs, () => {
         this.send({ type: 'ping' });
