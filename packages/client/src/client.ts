@@ -92,7 +92,7 @@ export class ParleyClient {
     return this.sequence.lastDelivered;
   }
 
-  /** The gateway's url (with the appId, never the token). */
+  /** What the client connects to: the gateway's url with the appId (never the token), or the SSE stream's. */
   get url(): string {
     return this.socketUrl;
   }
@@ -186,6 +186,7 @@ export class ParleyClient {
     socket.onclose = (event) => {
       if (this.socket === socket) this.closed(event.code, event.reason);
     };
+    // A close follows every error; ws throws an 'error' that no one listens to, so one listens.
     socket.onerror = () => {};
   }
 
