@@ -69,11 +69,22 @@ describe('architecture', () => {
     assert.deepEqual(strayStoreWrites('test/fixtures/architecture/src'), [path.join('repositories', 'stray-message-write.repository.ts')]);
   });
 
-  it('keeps every file of src under 400 lines', () => {
-    const long = sourceFiles('src')
+  it('keeps every file of src and packages under 400 lines', () => {
+    const long = [...sourceFiles('src'), ...sourceFiles('packages/client/src')]
       .filter((file) => file.endsWith('.ts'))
       .map((file) => ({ file, lines: fs.readFileSync(file, 'utf8').split('\n').length }))
       .filter(({ lines }) => lines > 400);
     assert.deepEqual(long, []);
+  });
+
+  it('the client library (packages/client) imports only its own files: no Node module, no package, nothing of the server', () => {
+    const imports = sourceFiles('packages/client/src')
+      .filter((file) => file.endsWith('.ts'))
+      .flatMap((file) => [...fs.readFileSync(file, 'utf8').matchAll(/\bfrom\s+'([^']+)'|\bimport\(\s*'([^']+)'/g)].map((match) => `${file}: ${match[1] ?? match[2]}`));
+    assert.ok(imports.length > 5, imports.join('\n'));
+    assert.deepEqual(
+      imports.filter((line) => !/: \.\/[a-z-]+\.js$/.test(line)),
+      [],
+    );
   });
 });
