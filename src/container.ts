@@ -15,7 +15,7 @@ import { DEFAULT_RATE_LIMITS } from './domain/rate-limits.js';
 import { PasswordHasher } from './domain/passwords.js';
 import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
-import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
+import { authTokenCache, AuthTokensRepository } from './repositories/auth-tokens.repository.js';
 import { BlockedUsersRepository } from './repositories/blocked-users.repository.js';
 import { ConversationStatesRepository } from './repositories/conversation-states.repository.js';
 import { EVENT_CHANNEL, EventsRepository } from './repositories/events.repository.js';
@@ -103,13 +103,21 @@ export function createServices(
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
+  // Users' auth tokens (docs/client-api.md), looked up as keys are: 5 s, forgotten on this node
+  // when a token is deleted or its user deactivated or deleted.
+  const tokenOwners = authTokenCache(options.credentialCacheTtlMs ?? 5_000);
   // scrypt runs on libuv's thread pool (4 threads): half of it at most, requests' own hashes first.
   const passwords = new PasswordHasher(2);
   const repositories = {
     apps: new AppsRepository(db, credentials),
     apiKeys: new ApiKeysRepository(db, credentials),
-    users: new UsersRepository(db, (rows) => database.noteBulkWrite(rows)),
-    authTokens: new AuthTokensRepository(db),
+    // Told of users deactivated or deleted: their tokens' lookups are forgotten.
+    users: new UsersRepository(
+      db,
+      (rows) => database.noteBulkWrite(rows),
+      (appId) => tokenOwners.invalidate(appId),
+    ),
+    authTokens: new AuthTokensRepository(db, tokenOwners),
     groups: new GroupsRepository(db),
     groupMembers: new GroupMembersRepository(db),
     roles: new RolesRepository(db),
@@ -350,7 +358,18 @@ export function createServices(
   // The history pages this node answered, sent again while unchanged (see RenderedPages).
   const pageCache = new RenderedPages(PAGE_CACHE_BYTES, (ctx, check) => history.pageVersion(ctx, check));
   if (options.metrics)
-    observeParts(options.metrics, { database, batchers: coalescing, credentials, pageCache, eventFeed, eventDispatcher, consumerDb, rateLimits, imports: [dataImport.records, messageImport.records] });
+    observeParts(options.metrics, {
+      database,
+      batchers: coalescing,
+      credentials,
+      tokenOwners,
+      pageCache,
+      eventFeed,
+      eventDispatcher,
+      consumerDb,
+      rateLimits,
+      imports: [dataImport.records, messageImport.records],
+    });
   return {
     pageCache,
     eventRetention,

@@ -58,7 +58,13 @@ export const V3_ROUTE_MODULES = [
 ];
 
 export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings; rateLimited?: boolean }> = async (app, options) => {
-  installAuth(app, { apps: options.services.apps, management: options.services.management, rateLimits: options.services.rateLimits, tenancy: options.tenancy });
+  installAuth(app, {
+    apps: options.services.apps,
+    authTokens: options.services.authTokens,
+    management: options.services.management,
+    rateLimits: options.services.rateLimits,
+    tenancy: options.tenancy,
+  });
   if (options.rateLimited !== false) installRateLimits(app, options.services.rateLimits);
   for (const routes of V3_ROUTE_MODULES) await app.register(routes, { services: options.services });
 };
