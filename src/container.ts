@@ -44,6 +44,7 @@ import { ActionMessages } from './services/action-messages.js';
 import { ApiKeysService } from './services/api-keys.service.js';
 import { AppsService } from './services/apps.service.js';
 import { AuthTokensService } from './services/auth-tokens.service.js';
+import { ClientSessionsService } from './services/client-sessions.service.js';
 import { BlockedUsersService } from './services/blocked-users.service.js';
 import { DataImportService } from './services/data-import.service.js';
 import { ImportedEntities } from './services/imported-entities.js';
@@ -103,20 +104,14 @@ export function createServices(
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
-  // Users' auth tokens (docs/client-api.md), looked up as keys are: 5 s, forgotten on this node
-  // when a token is deleted or its user deactivated or deleted.
+  // Users' auth tokens (docs/client-api.md), as keys: 5 s, forgotten here when deleted or their user gone.
   const tokenOwners = authTokenCache(options.credentialCacheTtlMs ?? 5_000);
   // scrypt runs on libuv's thread pool (4 threads): half of it at most, requests' own hashes first.
   const passwords = new PasswordHasher(2);
   const repositories = {
     apps: new AppsRepository(db, credentials),
     apiKeys: new ApiKeysRepository(db, credentials),
-    // Told of users deactivated or deleted: their tokens' lookups are forgotten.
-    users: new UsersRepository(
-      db,
-      (rows) => database.noteBulkWrite(rows),
-      (appId) => tokenOwners.invalidate(appId),
-    ),
+    users: new UsersRepository(db, (rows) => database.noteBulkWrite(rows), tokenOwners),
     authTokens: new AuthTokensRepository(db, tokenOwners),
     groups: new GroupsRepository(db),
     groupMembers: new GroupMembersRepository(db),
@@ -357,19 +352,8 @@ export function createServices(
   });
   // The history pages this node answered, sent again while unchanged (see RenderedPages).
   const pageCache = new RenderedPages(PAGE_CACHE_BYTES, (ctx, check) => history.pageVersion(ctx, check));
-  if (options.metrics)
-    observeParts(options.metrics, {
-      database,
-      batchers: coalescing,
-      credentials,
-      tokenOwners,
-      pageCache,
-      eventFeed,
-      eventDispatcher,
-      consumerDb,
-      rateLimits,
-      imports: [dataImport.records, messageImport.records],
-    });
+  const imports = [dataImport.records, messageImport.records];
+  if (options.metrics) observeParts(options.metrics, { database, batchers: coalescing, credentials, tokenOwners, pageCache, eventFeed, eventDispatcher, consumerDb, rateLimits, imports });
   return {
     pageCache,
     eventRetention,
@@ -386,6 +370,7 @@ export function createServices(
     rateLimits,
     apiKeys,
     authTokens,
+    clientSessions: new ClientSessionsService({ users, authTokens, region: config.region, version: PARLEY_VERSION }),
     users,
     groups,
     groupMembers,

@@ -13,7 +13,7 @@ export type ApiKeyScope = 'fullAccess' | 'authOnly';
 
 /** Who made a request: the API key that authenticated it, the management credential, or a user's auth token. */
 export interface Credential {
-  /** The key's hash (`management:<key>` for the management credential, `authToken:<hash>` for a token). */
+  /** The key's hash (`management:<key>` for the management credential; the token's hash for an auth token). */
   keyHash: string;
   scope: ApiKeyScope;
   /** The app's own rate limits, read with the key (undefined: the deployment's). */

@@ -136,7 +136,7 @@ export class AppsService {
    * it may do is the client access table's (http/plugins/client-access.ts). The app must be of this region.
    */
   async tokenCredential(ctx: RequestContext, tokenHash: string): Promise<Credential> {
-    return { keyHash: `authToken:${tokenHash}`, scope: 'fullAccess', limits: await this.appLimits(ctx), kind: 'authToken' };
+    return { keyHash: tokenHash, scope: 'fullAccess', limits: await this.appLimits(ctx), kind: 'authToken' };
   }
 
   /** The app's own rate limits, read as a key's lookup is (and cached with it); the app must be of this region. */

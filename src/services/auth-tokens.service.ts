@@ -99,14 +99,23 @@ export class AuthTokensService {
   async update(ctx: RequestContext, rawUid: string, token: string, changes: { platform?: string; userAgent?: string; appInfo?: Record<string, unknown> }): Promise<AuthToken> {
     const uid = await this.requireUser(ctx, rawUid);
     const row = await this.find(ctx, uid, token);
+    const updated = await this.describe(ctx, row.token_hash, changes);
+    if (!updated) throw tokenNotFound(uid, token);
+    return updated;
+  }
+
+  /**
+   * What a token's device says of itself (update-authtoken, and the client's PUT /v3/me):
+   * its platform, user agent and app info. Undefined when the token is gone.
+   */
+  async describe(ctx: RequestContext, tokenHash: string, changes: { platform?: string; userAgent?: string; appInfo?: Record<string, unknown> }): Promise<AuthToken | undefined> {
     const appInfoJson = metadataJson(changes.appInfo, 'appInfo') ?? undefined;
-    const updated = await this.deps.authTokens.update(ctx.appId, row.token_hash, {
+    const updated = await this.deps.authTokens.update(ctx.appId, tokenHash, {
       platform: changes.platform,
       userAgent: changes.userAgent,
       appInfoJson,
     });
-    if (!updated) throw tokenNotFound(uid, token);
-    return toAuthToken(updated);
+    return updated && toAuthToken(updated);
   }
 
   async delete(ctx: RequestContext, rawUid: string, token: string): Promise<{ success: true; message: string }> {
