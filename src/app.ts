@@ -179,6 +179,8 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   // The caps of the live event streams (docs/events.md), read by its route.
   setEventStreamLimits(app, options.config.eventStreams ?? DEFAULT_EVENT_STREAMS);
   await typed.register(v3Routes, { prefix: '/v3', services, tenancy, rateLimited });
+  // The same general API under /v3.0, where the vendor's client SDKs call it (docs/client-api.md); hidden from the OpenAPI document.
+  await typed.register(v3Routes, { prefix: '/v3.0', services, tenancy, rateLimited, hidden: true });
   // The management API (docs/management-api.md): the vendor's paths on the host apimgmt.<domain>,
   // and the same operations under /mgmt on any host.
   await typed.register(managementRoutes, { services, tenancy, vendorHost: true });

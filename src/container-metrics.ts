@@ -25,6 +25,8 @@ export interface ObservedParts {
   /** The coalesced calls (container-shared.ts), by name. */
   batchers: Record<string, { stats(): BatcherStats }>;
   credentials: CredentialCache;
+  /** Users' auth tokens' lookups (the authToken header). */
+  tokenOwners: { stats(): { hits: number; misses: number; entries: number } };
   pageCache: RenderedPages;
   eventFeed: EventFeed;
   eventDispatcher: EventDispatcher;
@@ -112,9 +114,10 @@ export function observeParts(metrics: Metrics, parts: ObservedParts): void {
 
   const caches = () => [
     { cache: 'credentials', stats: parts.credentials.stats() },
+    { cache: 'auth_tokens', stats: parts.tokenOwners.stats() },
     { cache: 'history_pages', stats: parts.pageCache.stats() },
   ];
-  collectedCounter(registry, 'parley_cache_lookups_total', 'Cache lookups, by cache (credentials, history_pages) and result (hit, miss).', () =>
+  collectedCounter(registry, 'parley_cache_lookups_total', 'Cache lookups, by cache (credentials, auth_tokens, history_pages) and result (hit, miss).', () =>
     caches().flatMap(({ cache, stats }) => [
       { labels: { cache, result: 'hit' }, value: stats.hits },
       { labels: { cache, result: 'miss' }, value: stats.misses },

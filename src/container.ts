@@ -15,7 +15,7 @@ import { DEFAULT_RATE_LIMITS } from './domain/rate-limits.js';
 import { PasswordHasher } from './domain/passwords.js';
 import { ApiKeysRepository } from './repositories/api-keys.repository.js';
 import { AppsRepository } from './repositories/apps.repository.js';
-import { AuthTokensRepository } from './repositories/auth-tokens.repository.js';
+import { authTokenCache, AuthTokensRepository } from './repositories/auth-tokens.repository.js';
 import { BlockedUsersRepository } from './repositories/blocked-users.repository.js';
 import { ConversationStatesRepository } from './repositories/conversation-states.repository.js';
 import { EVENT_CHANNEL, EventsRepository } from './repositories/events.repository.js';
@@ -44,6 +44,7 @@ import { ActionMessages } from './services/action-messages.js';
 import { ApiKeysService } from './services/api-keys.service.js';
 import { AppsService } from './services/apps.service.js';
 import { AuthTokensService } from './services/auth-tokens.service.js';
+import { ClientSessionsService } from './services/client-sessions.service.js';
 import { BlockedUsersService } from './services/blocked-users.service.js';
 import { DataImportService } from './services/data-import.service.js';
 import { ImportedEntities } from './services/imported-entities.js';
@@ -103,13 +104,15 @@ export function createServices(
 ) {
   const db = database.db;
   const credentials = new CredentialCache(options.credentialCacheTtlMs ?? 5_000);
+  // Users' auth tokens (docs/client-api.md), as keys: 5 s, forgotten here when deleted or their user gone.
+  const tokenOwners = authTokenCache(options.credentialCacheTtlMs ?? 5_000);
   // scrypt runs on libuv's thread pool (4 threads): half of it at most, requests' own hashes first.
   const passwords = new PasswordHasher(2);
   const repositories = {
     apps: new AppsRepository(db, credentials),
     apiKeys: new ApiKeysRepository(db, credentials),
-    users: new UsersRepository(db, (rows) => database.noteBulkWrite(rows)),
-    authTokens: new AuthTokensRepository(db),
+    users: new UsersRepository(db, (rows) => database.noteBulkWrite(rows), tokenOwners),
+    authTokens: new AuthTokensRepository(db, tokenOwners),
     groups: new GroupsRepository(db),
     groupMembers: new GroupMembersRepository(db),
     roles: new RolesRepository(db),
@@ -349,8 +352,8 @@ export function createServices(
   });
   // The history pages this node answered, sent again while unchanged (see RenderedPages).
   const pageCache = new RenderedPages(PAGE_CACHE_BYTES, (ctx, check) => history.pageVersion(ctx, check));
-  if (options.metrics)
-    observeParts(options.metrics, { database, batchers: coalescing, credentials, pageCache, eventFeed, eventDispatcher, consumerDb, rateLimits, imports: [dataImport.records, messageImport.records] });
+  const imports = [dataImport.records, messageImport.records];
+  if (options.metrics) observeParts(options.metrics, { database, batchers: coalescing, credentials, tokenOwners, pageCache, eventFeed, eventDispatcher, consumerDb, rateLimits, imports });
   return {
     pageCache,
     eventRetention,
@@ -367,6 +370,7 @@ export function createServices(
     rateLimits,
     apiKeys,
     authTokens,
+    clientSessions: new ClientSessionsService({ users, authTokens, region: config.region, version: PARLEY_VERSION }),
     users,
     groups,
     groupMembers,

@@ -11,12 +11,19 @@ import type { RateLimitOverrides } from './rate-limits.js';
 
 export type ApiKeyScope = 'fullAccess' | 'authOnly';
 
-/** Who made a request: the API key that authenticated it. */
+/** Who made a request: the API key that authenticated it, the management credential, or a user's auth token. */
 export interface Credential {
+  /** The key's hash (`management:<key>` for the management credential; the token's hash for an auth token). */
   keyHash: string;
   scope: ApiKeyScope;
   /** The app's own rate limits, read with the key (undefined: the deployment's). */
   limits: RateLimitOverrides | undefined;
+  /**
+   * What authenticated the request: `authToken` is a user acting for themselves (the authToken
+   * header, docs/client-api.md), whose uid is the context's onBehalfOf, limited to the operations
+   * of the client access table (http/plugins/client-access.ts). Absent: an API key.
+   */
+  kind?: 'apiKey' | 'management' | 'authToken';
 }
 
 /**

@@ -50,9 +50,11 @@ export class RefusalCache<V> {
 }
 
 /**
- * A short-lived cache of key lookups, the one query every request makes before its own work.
- * Hits are cached, and refusals (no such app, or not one of its keys) in a RefusalCache of
- * their own, so a wrong key sent again costs no query and a flood of wrong keys cannot evict
+ * A short-lived cache of credential lookups, the one query every request makes before its own
+ * work: an app's keys (`V` = AppWithKey, found when it holds the key), and users' auth tokens
+ * (container.ts makes one of each, with what counts as found). Hits are cached, and refusals
+ * (no such app, or not one of its keys; no such token, or its user deactivated) in a
+ * RefusalCache of their own, so a wrong key sent again costs no query and a flood of wrong keys cannot evict
  * the hits. The repositories that create or change apps and keys invalidate both on this node
  * at once; other nodes see a change within the TTL.
  *
@@ -64,22 +66,24 @@ export class RefusalCache<V> {
 /** How long a key found valid is known to be so, for the limit on failed authentications. */
 export const KNOWN_VALID_MS = 10 * 60_000;
 
-export class CredentialCache {
-  private readonly entries = new Map<string, { value: AppWithKey; expires: number; refreshAt: number }>();
+export class CredentialCache<V = AppWithKey> {
+  private readonly entries = new Map<string, { value: V; expires: number; refreshAt: number }>();
   /** Lookups running, by cache key: concurrent misses (and the refresh) share one. */
-  private readonly loading = new Map<string, Promise<AppWithKey | undefined>>();
+  private readonly loading = new Map<string, Promise<V | undefined>>();
   /** Bumped by every invalidation: a lookup that began before one is not stored. */
   private generation = 0;
   /** Lookups answered from an entry, and those that read (or waited for a read of) the database. */
   private hits = 0;
   private misses = 0;
 
-  /** Lookups that found no app, or a key not of the app: `undefined`, or the app without a key. */
-  private readonly refusals: RefusalCache<AppWithKey | undefined>;
+  /** Lookups that found nothing, or a value that is not `found` (the app without the key). */
+  private readonly refusals: RefusalCache<V | undefined>;
 
   constructor(
     private readonly ttlMs = 5_000,
     private readonly maxEntries = 10_000,
+    /** Whether a lookup's answer is a valid credential (kept as a hit) or a refusal. */
+    private readonly found: (value: V) => boolean = (value) => (value as AppWithKey).key !== undefined,
   ) {
     this.refusals = new RefusalCache(ttlMs, maxEntries);
   }
@@ -102,7 +106,7 @@ export class CredentialCache {
   }
 
   /** The cached lookup of the pair, or `load`'s answer (shared with concurrent callers). */
-  async lookup(appId: string, keyHash: string, load: () => Promise<AppWithKey | undefined>): Promise<AppWithKey | undefined> {
+  async lookup(appId: string, keyHash: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
     const key = `${appId}\u0000${keyHash}`;
     const entry = this.entries.get(key);
     const now = Date.now();
@@ -122,13 +126,13 @@ export class CredentialCache {
     return this.loading.get(key) ?? this.load(key, load);
   }
 
-  private load(key: string, load: () => Promise<AppWithKey | undefined>): Promise<AppWithKey | undefined> {
+  private load(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
     const generation = this.generation;
     const refusalGeneration = this.refusals.generation;
     const running = load().then(
       (value) => {
         if (this.loading.get(key) === running) this.loading.delete(key);
-        if (value?.key) {
+        if (value !== undefined && this.found(value)) {
           if (generation === this.generation) this.store(key, value);
         } else {
           // A refresh that finds the key gone (deleted on another node) ends its entry now.
@@ -146,7 +150,7 @@ export class CredentialCache {
     return running;
   }
 
-  private store(key: string, value: AppWithKey): void {
+  private store(key: string, value: V): void {
     if (this.ttlMs <= 0) return;
     if (!this.entries.has(key) && this.entries.size >= this.maxEntries) {
       // Drop the oldest entry: a Map iterates in insertion order.

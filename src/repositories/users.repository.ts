@@ -152,6 +152,11 @@ export class UsersRepository {
     private readonly db: Executor,
     /** Told how many rows a bulk write changed (the embedded engine vacuums after many). */
     private readonly noteBulkWrite: (rows: number) => void = () => {},
+    /**
+     * The cached lookups of auth tokens (authTokenCache, container.ts): when users of an app are
+     * deactivated or deleted, the app's are forgotten, so their tokens are refused at once here.
+     */
+    private readonly tokenLookups: { invalidate(appId: string): void } = { invalidate() {} },
   ) {}
 
   /** Inserts a user; a uid that exists already rejects with UniqueViolation (createMany for one). */
@@ -318,6 +323,7 @@ export class UsersRepository {
       .where('deactivated_at', deactivated ? 'is' : 'is not', null)
       .executeTakeFirst();
     this.noteBulkWrite(Number(changed.numUpdatedRows));
+    if (deactivated && changed.numUpdatedRows > 0n) this.tokenLookups.invalidate(appId);
     const rows = await tx
       .selectFrom('users')
       .select('uid')
@@ -344,6 +350,7 @@ export class UsersRepository {
   /** Deletes a user and, through foreign keys, everything that belongs to them. */
   async delete(appId: string, uid: string, tx: Executor = this.db): Promise<boolean> {
     const result = await tx.deleteFrom('users').where('app_id', '=', appId).where('uid', '=', uid).executeTakeFirst();
+    if (result.numDeletedRows > 0n) this.tokenLookups.invalidate(appId);
     return result.numDeletedRows > 0n;
   }
 }

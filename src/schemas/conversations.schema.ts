@@ -39,6 +39,9 @@ export const ListConversationsQuery = Type.Object(
     userTags: TagList('Only 1:1 conversations whose other user has at least one of these tags.'),
     groupTags: TagList('Only group conversations whose group has at least one of these tags.'),
     searchKey: Type.Optional(Type.String({ maxLength: 1000, description: "A case-insensitive part of the other user's or the group's name." })),
+    // Sent by the vendor's client SDK (docs/client-api.md).
+    affix: Type.Optional(Type.Union([Type.Literal('append'), Type.Literal('prepend')], { description: 'Accepted as the vendor’s client SDK sends it; conversations page by page and perPage.' })),
+    withThreadSubscribed: Type.Optional(Type.Boolean({ description: 'Accepted as the vendor’s client SDK sends it; Parley has no thread subscriptions.' })),
   },
   { additionalProperties: false },
 );

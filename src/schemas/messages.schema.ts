@@ -95,6 +95,12 @@ export const MessageListMeta = Type.Object({
   current: Type.Object({ limit: Type.Integer(), count: Type.Integer() }),
   previous: Type.Optional(Cursor),
   next: Type.Optional(Cursor),
+  cursor: Type.Optional(
+    Type.Object(
+      { id: Type.String(), sentAt: UnixTime('Unix seconds.'), affix: Type.Union([Type.Literal('append'), Type.Literal('prepend')]) },
+      { description: "Where the next page in the request's direction starts (previous for prepend, next for append): send its id and affix back." },
+    ),
+  ),
 });
 
 export const MessageResponse = Data(Message);
@@ -136,6 +142,7 @@ const listFields = {
   mentionsWithTagInfo: flag('Includes the tags of mentioned users.'),
   mentionsWithBlockedInfo: flag('With onBehalfOf: each mentioned user with blockedByMe and hasBlockedMe relative to that user.'),
   hasReactions: flag('Only messages with reactions (true) or none (false).'),
+  withThreadSubscribed: flag("Accepted as the vendor's client SDK sends it; Parley has no thread subscriptions, so it changes nothing."),
 };
 const viewerFields = {
   myMentionsOnly: flag('With onBehalfOf: only messages mentioning that user.'),

@@ -127,11 +127,25 @@ export class AppsService {
    * instead of an apiKey: full access, with the app's own rate limits. The app must be of this region.
    */
   async managementCredential(ctx: RequestContext, key: string): Promise<Credential> {
+    return { keyHash: `management:${key}`, scope: 'fullAccess', limits: await this.appLimits(ctx), kind: 'management' };
+  }
+
+  /**
+   * The credential of a request that a user's auth token authenticated (checked before: see
+   * AuthTokensService.authenticate) for the app `ctx.appId`: the app's own rate limits; what
+   * it may do is the client access table's (http/plugins/client-access.ts). The app must be of this region.
+   */
+  async tokenCredential(ctx: RequestContext, tokenHash: string): Promise<Credential> {
+    return { keyHash: tokenHash, scope: 'fullAccess', limits: await this.appLimits(ctx), kind: 'authToken' };
+  }
+
+  /** The app's own rate limits, read as a key's lookup is (and cached with it); the app must be of this region. */
+  private async appLimits(ctx: RequestContext): Promise<Credential['limits']> {
     const found = await this.deps.apps.getWithKey(ctx.appId, this.hashOf(''));
     if (!found || found.app.region !== this.deps.region) {
       throw new AppError('AUTH_ERR_INVALID_APPID', { params: { appId: ctx.appId, region: this.deps.region } });
     }
-    return { keyHash: `management:${key}`, scope: 'fullAccess', limits: found.limits };
+    return found.limits;
   }
 
   /** The rate limits of the app `ctx.appId`. */

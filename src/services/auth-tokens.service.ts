@@ -71,10 +71,15 @@ export class AuthTokensService {
    * authToken header and a socket's auth frame alike. A missing token answers
    * AUTH_ERR_EMPTY_AUTH_TOKEN; a token of no user of the app, or of a deactivated one,
    * AUTH_ERR_AUTH_TOKEN_NOT_FOUND. `tokenHash` names the token for its revocation.
+   * Lookups are cached briefly (authTokenCache, container.ts); a delete or flush on this node,
+   * or its user's deactivation, is seen at once. `beforeLookup` runs first unless the token was
+   * found valid lately on this node (it may refuse: the caller's limit on failed
+   * authentications, as AppsService.authenticate's).
    */
-  async authenticate(ctx: RequestContext, token: string | undefined): Promise<{ uid: string; tokenHash: string }> {
+  async authenticate(ctx: RequestContext, token: string | undefined, beforeLookup?: () => Promise<void>): Promise<{ uid: string; tokenHash: string }> {
     if (token === undefined || token.trim() === '') throw new AppError('AUTH_ERR_EMPTY_AUTH_TOKEN');
     const tokenHash = sha256Hex(token.trim());
+    if (beforeLookup !== undefined && !this.deps.authTokens.knownValid(ctx.appId, tokenHash)) await beforeLookup();
     const found = await this.deps.authTokens.findByHash(ctx.appId, tokenHash);
     if (!found?.active) throw new AppError('AUTH_ERR_AUTH_TOKEN_NOT_FOUND');
     return { uid: found.uid, tokenHash };
@@ -94,14 +99,23 @@ export class AuthTokensService {
   async update(ctx: RequestContext, rawUid: string, token: string, changes: { platform?: string; userAgent?: string; appInfo?: Record<string, unknown> }): Promise<AuthToken> {
     const uid = await this.requireUser(ctx, rawUid);
     const row = await this.find(ctx, uid, token);
+    const updated = await this.describe(ctx, row.token_hash, changes);
+    if (!updated) throw tokenNotFound(uid, token);
+    return updated;
+  }
+
+  /**
+   * What a token's device says of itself (update-authtoken, and the client's PUT /v3/me):
+   * its platform, user agent and app info. Undefined when the token is gone.
+   */
+  async describe(ctx: RequestContext, tokenHash: string, changes: { platform?: string; userAgent?: string; appInfo?: Record<string, unknown> }): Promise<AuthToken | undefined> {
     const appInfoJson = metadataJson(changes.appInfo, 'appInfo') ?? undefined;
-    const updated = await this.deps.authTokens.update(ctx.appId, row.token_hash, {
+    const updated = await this.deps.authTokens.update(ctx.appId, tokenHash, {
       platform: changes.platform,
       userAgent: changes.userAgent,
       appInfoJson,
     });
-    if (!updated) throw tokenNotFound(uid, token);
-    return toAuthToken(updated);
+    return updated && toAuthToken(updated);
   }
 
   async delete(ctx: RequestContext, rawUid: string, token: string): Promise<{ success: true; message: string }> {

@@ -73,6 +73,8 @@ export interface MessageListMeta {
   current: { limit: number; count: number };
   previous?: CursorMeta;
   next?: CursorMeta;
+  /** previous for prepend, next for append: the page after this one in the request's direction. */
+  cursor?: CursorMeta;
 }
 
 /** Message history: one message, the lists, their pages and versions, and how rows are rendered. */
@@ -244,9 +246,10 @@ export class MessageHistoryService {
       types: list(input.type, input.types),
       senders: input.sender !== undefined ? [normalizeId(input.sender)] : undefined,
       tags: input.tags,
-      // `sentAt` is a cursor: after it (append) or before it (prepend).
-      sentAfter: affix === 'append' ? at(input.sentAt) : undefined,
-      sentBefore: affix === 'prepend' ? at(input.sentAt) : undefined,
+      // `sentAt` is a cursor: after it (append) or before it (prepend); with an `id`, the id alone
+      // is (ids are the order), or a message sent in the cursor's second would be skipped.
+      sentAfter: affix === 'append' && input.id === undefined ? at(input.sentAt) : undefined,
+      sentBefore: affix === 'prepend' && input.id === undefined ? at(input.sentAt) : undefined,
       sentFrom: at(input.fromTimestamp),
       // As the vendor documents: toTimestamp only counts with fromTimestamp.
       sentTo: input.fromTimestamp !== undefined ? at(input.toTimestamp) : undefined,
@@ -295,6 +298,7 @@ export class MessageHistoryService {
     if (first && last) {
       meta.previous = { affix: 'prepend', id: first.id, sentAt: first.sentAt };
       meta.next = { affix: 'append', id: last.id, sentAt: last.sentAt };
+      meta.cursor = cursor.affix === 'prepend' ? meta.previous : meta.next;
     }
     return { page: { data, meta }, versioned };
   }

@@ -171,6 +171,8 @@ export const QUERY_RULES: Record<string, Rule> = {
       'recordEvents',
       'source',
       'moderate',
+      // Accepted as the vendor's client SDK sends it (docs/client-api.md).
+      'withThreadSubscribed',
     ].map((name) => [name, plain()]),
   ),
 };
@@ -229,6 +231,8 @@ export const BODY_RULES: Record<string, Rule> = {
       'platform',
       'userAgent',
       'appInfo',
+      // PUT /v3/me: the client's device (docs/client-api.md).
+      'deviceId',
       'scope',
       'type',
       'password',
@@ -351,7 +355,7 @@ const PUBLIC_ROUTES = [/^\/healthz$/, /^\/readyz$/, /^\/openapi\.json$/, /^\/doc
  * Streams: a request that passes never ends, so an injected one cannot be read. Their keys,
  * isolation and bad input have tests of their own (test/api/event-stream.test.ts).
  */
-const STREAM_ROUTES = [/^\/v3\/events$/];
+const STREAM_ROUTES = [/^\/v3(\.0)?\/events$/];
 
 /** Method and path of every route, read from Fastify's route tree (HEAD routes are GET's). */
 function routeTable(t: TestApp): Array<{ method: string; path: string }> {
@@ -421,6 +425,11 @@ export async function listOperations(t: TestApp): Promise<{ operations: Operatio
   const operations: Operation[] = [];
   for (const route of routeTable(t)) {
     if (PUBLIC_ROUTES.some((pattern) => pattern.test(route.path)) || STREAM_ROUTES.some((pattern) => pattern.test(route.path))) continue;
+    // The general API under /v3.0 is the /v3 plugin registered a second time (app.ts): its routes
+    // are the same handlers, hooks and schemas, so the matrix calls them once, under /v3
+    // (test/api/client-sdk.test.ts holds that each has its /v3.0 twin). The data import's /v3.0
+    // routes are registered with options of their own, and are called.
+    if (route.path.startsWith('/v3.0/') && !route.path.startsWith('/v3.0/data_import/') && documented.has(`${route.method} ${route.path.replace(/^\/v3\.0\//, '/v3/')}`)) continue;
     const same = documented.get(`${route.method} ${route.path}`);
     const alias = documented.get(`${route.method} ${route.path.replace(/^\/v3\.0\//, '/v3/')}`);
     if (same ?? alias) operations.push({ ...(same ?? alias)!, path: route.path });

@@ -87,8 +87,15 @@ function answer(limits: RateLimitsService, reply: FastifyReply, hit: RateLimitHi
   done(new AppError('ERR_TOO_MANY_REQUESTS', { params: { seconds: hit.retryAfter }, retryAfter: hit.retryAfter }));
 }
 
-/** The refusals that count as failed authentications: a wrong or missing key, app or management secret. */
-const FAILED_AUTHENTICATIONS = new Set(['AUTH_ERR_INVALID_APPID', 'AUTH_ERR_EMPTY_APIKEY', 'AUTH_ERR_APIKEY_NOT_FOUND', 'AUTH_ERR_EMPTY_AUTH_HEADER']);
+/** The refusals that count as failed authentications: a wrong or missing key, app, management secret or auth token. */
+const FAILED_AUTHENTICATIONS = new Set([
+  'AUTH_ERR_INVALID_APPID',
+  'AUTH_ERR_EMPTY_APIKEY',
+  'AUTH_ERR_APIKEY_NOT_FOUND',
+  'AUTH_ERR_EMPTY_AUTH_HEADER',
+  'AUTH_ERR_EMPTY_AUTH_TOKEN',
+  'AUTH_ERR_AUTH_TOKEN_NOT_FOUND',
+]);
 
 function tooManyFailures(seconds: number): AppError {
   return new AppError('ERR_TOO_MANY_REQUESTS', {

@@ -1,11 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../../container.js';
 import { installAuth } from '../../plugins/auth.js';
+import { installQueryAliases } from '../../plugins/query-aliases.js';
 import { installRateLimits } from '../../plugins/rate-limit.js';
 import type { TenancySettings } from '../../plugins/tenancy.js';
 import { apiKeysRoutes } from './api-keys.routes.js';
 import { authTokensRoutes } from './auth-tokens.routes.js';
 import { blockedUsersRoutes } from './blocked-users.routes.js';
+import { clientRoutes } from './client.routes.js';
 import { conversationsRoutes } from './conversations.routes.js';
 import { eventsRoutes } from './events.routes.js';
 import { friendsRoutes } from './friends.routes.js';
@@ -55,10 +57,25 @@ export const V3_ROUTE_MODULES = [
   moderationBlockedRoutes,
   moderationHookRoutes,
   notificationsRoutes,
+  // Parley's own: the REST half of a client SDK's session (docs/client-api.md).
+  clientRoutes,
 ];
 
-export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings; rateLimited?: boolean }> = async (app, options) => {
-  installAuth(app, { apps: options.services.apps, management: options.services.management, rateLimits: options.services.rateLimits, tenancy: options.tenancy });
+/**
+ * The general API's routes under the scope's prefix. `hidden`: left out of the OpenAPI document
+ * (the same API under `/v3.0`, where the vendor's client SDKs call it).
+ */
+export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: TenancySettings; rateLimited?: boolean; hidden?: boolean }> = async (app, options) => {
+  if (options.hidden) app.addHook('onRoute', (route) => void (route.schema = Object.assign({}, route.schema, { hide: true })));
+  // The vendor's SDK pages with `per_page` (query-aliases.ts).
+  installQueryAliases(app);
+  installAuth(app, {
+    apps: options.services.apps,
+    authTokens: options.services.authTokens,
+    management: options.services.management,
+    rateLimits: options.services.rateLimits,
+    tenancy: options.tenancy,
+  });
   if (options.rateLimited !== false) installRateLimits(app, options.services.rateLimits);
   for (const routes of V3_ROUTE_MODULES) await app.register(routes, { services: options.services });
 };
