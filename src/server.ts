@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { destination as pinoDestination, pino, type Logger as PinoLogger } from 'pino';
-import { buildApp, type BuildAppOptions, type ParleyApp } from './app.js';
+import type { BuildAppOptions, ParleyApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -117,6 +117,9 @@ export async function startServer(config: Config, log: PinoLogger = createLogger
     const endpoints = config.notificationEndpoints;
     // The metrics (docs/metrics.md): off unless PARLEY_METRICS_PORT is set.
     const metrics = config.metricsPort !== undefined && !options.without?.metrics ? new Metrics({ perApp: config.metricsPerApp }) : undefined;
+    // Loaded here, not at the top: the CLI's database commands use this module's
+    // openMigratedDatabase and createLogger, and need not load Fastify and the routes (~0.3 s of CPU).
+    const { buildApp } = await import('./app.js');
     const parley = await buildApp({
       config,
       database,
