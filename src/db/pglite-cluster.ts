@@ -154,6 +154,7 @@ export async function createClusterIfNew(pgDir: string, settings: readonly strin
   if (fs.existsSync(pgDir) && fs.readdirSync(pgDir).length > 0) {
     throw new Error(`${pgDir} holds files but no database (no PG_VERSION): move it away, and Parley creates a new database there`);
   }
+  fs.mkdirSync(path.dirname(pgDir), { recursive: true });
   const staging = `${pgDir}.new`;
   // Left by a start that stopped half-way (this process holds the data dir's lock).
   fs.rmSync(staging, { recursive: true, force: true });
