@@ -1,7 +1,8 @@
-// Memory of the quick start: `npm start`'s own command (package.json's start script, on the
-// embedded engine) run on an empty data dir, then used lightly, left idle, stopped and started
-// again on the same dir, and then put under load, while the server process's RSS is sampled
-// from /proc/<pid>/status (VmRSS every 100 ms; VmHWM, the kernel's own peak, at each phase's end).
+// Memory of the quick start: its build (tsc, as `npm start`'s prestart runs it), then `npm start`'s
+// own command (package.json's start script, on the embedded engine) run on an empty data dir, then
+// used lightly, left idle, stopped and started again on the same dir, and then put under load,
+// while each process's RSS is sampled from /proc/<pid>/status (VmRSS every 100 ms, the server's
+// child processes' too; the server's VmHWM, the kernel's own peak, at each phase's end).
 //
 //   tsx bench/memory.ts [--idle-seconds 30] [--duration 8] [--connections 64]
 // (npm run bench runs it too on the embedded engine, with --only memory; --memory-idle-seconds
@@ -24,7 +25,7 @@ export interface MemoryPhase {
   steadyMb: number;
   /** VmHWM at the phase's end (MB): the process's peak RSS so far, between samples too. */
   hwmMb: number;
-  /** Highest VmRSS of the processes the server started (MB; the first start's initdb runs in one). */
+  /** Highest VmRSS of the processes the server started (MB; the first start writes its database in one). */
   childrenPeakMb: number;
   /** Highest sum of the server's VmRSS and its children's (MB): what the box gave the quick start. */
   totalPeakMb: number;
@@ -40,7 +41,9 @@ export interface MemoryResult {
   phases: MemoryPhase[];
   /** Highest VmHWM of the server, in either run. */
   peakMb: number;
-  /** Highest RSS of a process the server started (the first start's initdb), and of the sum. */
+  /** Highest RSS sampled of the build (tsc, npm start's prestart). */
+  buildPeakMb: number;
+  /** Highest RSS of a process the server started (the first start's cluster writer), and of the sum. */
   childrenPeakMb: number;
   totalPeakMb: number;
 }
@@ -117,6 +120,23 @@ class Sampler {
   stop() {
     clearInterval(this.timer);
   }
+}
+
+/**
+ * Runs node with `args` to its end while sampling its RSS (and its children's): the phase `name`.
+ * Its VmHWM is gone with it, so the phase's peak is the highest sample.
+ */
+async function sampledRun(args: string[], name: string): Promise<{ status: number | null; stdout: string; row: MemoryPhase }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const sampler = new Sampler(child.pid!);
+  let stdout = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk));
+  const status = await new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const row = sampler.phase(name);
+  sampler.stop();
+  row.hwmMb = row.peakMb;
+  row.totalPeakMb = Math.max(row.totalPeakMb, row.peakMb);
+  return { status, stdout, row };
 }
 
 interface Started {
@@ -214,16 +234,19 @@ export async function memoryBench(options: { idleSeconds: number; durationSecond
   const out = path.resolve('.bench/memory/dist');
   fs.mkdirSync(out, { recursive: true });
   fs.copyFileSync('package.json', path.join(out, '..', 'package.json'));
-  const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--outDir', out, '--tsBuildInfoFile', path.join(out, '.tsbuildinfo')], { encoding: 'utf8' });
+  const build = await sampledRun(
+    ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--outDir', out, '--tsBuildInfoFile', path.join(out, '.tsbuildinfo')],
+    'build (tsc, as npm start’s prestart)',
+  );
   // tsc emits despite type errors; a tree that does not type-check is still measured, with a warning.
-  if (tsc.status !== 0) log(`memory: tsc reported ${(tsc.stdout.match(/error TS/g) ?? []).length} errors (npm run typecheck lists them); measuring what it emitted`);
+  if (build.status !== 0) log(`memory: tsc reported ${(build.stdout.match(/error TS/g) ?? []).length} errors (npm run typecheck lists them); measuring what it emitted`);
   if (!fs.existsSync(path.join(out, 'cli.js'))) throw new Error('the build emitted no cli.js');
-  if (spawnSync(process.execPath, ['scripts/copy-assets.mjs', out], { stdio: 'inherit' }).status !== 0) throw new Error('copying the migrations failed');
+  if (spawnSync(process.execPath, ['scripts/copy-assets.mjs', out], { stdio: 'inherit' }).status !== 0) throw new Error('copying the assets (migrations, prebuilt cluster) failed');
   const command = words.map((word) => (word.startsWith('dist/') ? path.join(out, word.slice('dist/'.length)) : word));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-memory-'));
   // Plain HTTP on loopback (TLS is the same either way), and rate limits that never bind under the load phase.
   const env = { PARLEY_INSECURE_HTTP: '1', PARLEY_LOG_LEVEL: 'info', PARLEY_RATE_LIMITS: 'core=1000000000,standard=1000000000,import=1000000000' };
-  const phases: MemoryPhase[] = [];
+  const phases: MemoryPhase[] = [build.row];
   const show = (row: MemoryPhase) => {
     const calls = row.requests === undefined ? '' : `, ${row.requests} requests (${row.failed} failed${row.requestsPerSecond ? `, ${row.requestsPerSecond}/s` : ''})`;
     const children = row.childrenPeakMb > 0 ? `, its child processes' peak ${row.childrenPeakMb} MB` : '';
@@ -231,6 +254,7 @@ export async function memoryBench(options: { idleSeconds: number; durationSecond
       `memory: ${row.phase.padEnd(48)} ${String(row.seconds).padStart(5)} s  RSS peak ${String(row.peakMb).padStart(4)} MB, steady ${String(row.steadyMb).padStart(4)} MB, VmHWM ${String(row.hwmMb).padStart(4)} MB${children}${calls}`,
     );
   };
+  show(build.row);
   try {
     const first = await startQuickStart(command, dataDir, env);
     const app = first.app;
@@ -238,7 +262,7 @@ export async function memoryBench(options: { idleSeconds: number; durationSecond
     const base = (port: number) => `http://127.0.0.1:${port}`;
     const headers = { appid: app.appId, apikey: app.apiKey };
     try {
-      show(first.sampler.phase('first start (initdb, migrations, default app)'));
+      show(first.sampler.phase('first start (cluster, migrations, default app)'));
       const used = await lightUse(base(first.port), headers);
       show(first.sampler.phase('light use', used));
       await sleep(options.idleSeconds * 1000);
@@ -282,7 +306,8 @@ export async function memoryBench(options: { idleSeconds: number; durationSecond
     engine: 'pglite',
     command: pkg.scripts.start,
     phases,
-    peakMb: Math.max(...phases.map((row) => row.hwmMb)),
+    peakMb: Math.max(...phases.slice(1).map((row) => row.hwmMb)),
+    buildPeakMb: build.row.peakMb,
     childrenPeakMb: Math.max(...phases.map((row) => row.childrenPeakMb)),
     totalPeakMb: Math.max(...phases.map((row) => row.totalPeakMb)),
   };
@@ -291,7 +316,7 @@ export async function memoryBench(options: { idleSeconds: number; durationSecond
 export function describeMemory(result: MemoryResult): string {
   const steady = (name: string) => result.phases.find((row) => row.phase === name)?.steadyMb;
   return (
-    `memory (${result.command}): server peak ${result.peakMb} MB (VmHWM), with its child processes ${result.totalPeakMb} MB; idle ${steady('idle after the first start')} MB after the first start, ` +
+    `memory (${result.command}): build peak ${result.buildPeakMb} MB, server peak ${result.peakMb} MB (VmHWM), with its child processes ${result.totalPeakMb} MB; idle ${steady('idle after the first start')} MB after the first start, ` +
     `${steady('idle after the restart')} MB after a restart, ${steady('idle after the load')} MB after the load`
   );
 }

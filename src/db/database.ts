@@ -8,7 +8,8 @@ import type { Logger } from '../domain/context.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { acquireTimeout, translateDriverError, unavailable } from './driver-errors.js';
 import { PGliteDialect, SessionLine } from './pglite-dialect.js';
-import { DEFAULT_PGLITE_SETTINGS, initdbIfNew, pgliteStartParams } from './pglite-start.js';
+import { createClusterIfNew } from './pglite-cluster.js';
+import { DEFAULT_PGLITE_SETTINGS, pgliteStartParams } from './pglite-start.js';
 import { embeddedSessionLock, holdSessionLock, type SessionLock } from './session-lock.js';
 import { TableStatistics } from './table-statistics.js';
 import { parseTimestamptz } from './timestamps.js';
@@ -295,23 +296,34 @@ async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; setti
     fs.mkdirSync(options.dataDir, { recursive: true });
     lock = DataDirLock.acquire(options.dataDir);
     pgDir = path.join(options.dataDir, 'pglite');
-    fs.mkdirSync(pgDir, { recursive: true });
   }
   let db: Kysely<DB>;
   let pglite: PGlite;
   const line = new SessionLine();
   const settings = [...DEFAULT_PGLITE_SETTINGS, ...(options.settings ?? [])];
+  // What PostgreSQL writes while it starts (why it refused to, say); nothing after.
+  let startErrors: string[] | undefined = [];
   try {
-    // A new data dir's cluster is made in a child process, whose memory all goes when it exits.
-    if (pgDir && !options.loadDataDir) await initdbIfNew(pgDir, settings);
+    // A new data dir's cluster: the prebuilt empty one, or initdb in a child process.
+    if (pgDir && !options.loadDataDir) await createClusterIfNew(pgDir, settings, options.log);
+    else if (pgDir) fs.mkdirSync(pgDir, { recursive: true });
     pglite = new PGlite({
       ...(pgDir ? { dataDir: pgDir } : {}),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
       startParams: pgliteStartParams(settings),
+      onStderr: (text) => {
+        if (startErrors && startErrors.length < 10 && /\b(FATAL|PANIC|ERROR):/.test(text)) startErrors.push(text.replace(/^.*?\b(FATAL|PANIC|ERROR):\s*/, ''));
+        return false;
+      },
       // bigint as a string of digits, as `pg` returns it, so both engines read alike.
       parsers: { [types.INT8]: (value: string) => value, [types.TIMESTAMPTZ]: parseTimestamptz },
     });
-    await pglite.waitReady;
+    try {
+      await pglite.waitReady;
+    } catch (error) {
+      throw startErrors.length > 0 ? new Error(`The embedded database did not start: ${startErrors.join('; ')}`, { cause: error }) : error;
+    }
+    startErrors = undefined;
     db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, (options.timeouts ?? DEFAULT_DB_TIMEOUTS).acquireMs, line) });
   } catch (error) {
     lock?.release();

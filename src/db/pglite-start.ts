@@ -1,6 +1,4 @@
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 
 /**
@@ -26,30 +24,41 @@ export function pgliteStartParams(settings: readonly string[]): string[] {
 const PGLITE_MODULE = import.meta.resolve('@electric-sql/pglite');
 
 /**
- * Creates the embedded database's cluster in `pgDir` when it has none, in a process of its own.
- * PGlite's initdb runs a second PostgreSQL beside the first and leaves ~300 MB behind that this
- * process would keep (measured: 855 MB at the peak of a first start, 470 MB after it, against
- * 300 MB reopening the same dir); in a child that exits, all of it goes back to the system and
- * the server starts as it does on every later start.
+ * Runs PGlite's initdb into the new, empty directory `pgDir`, in a process of its own: used when
+ * the prebuilt empty cluster does not fit the installed PGlite (pglite-cluster.ts). PGlite's
+ * initdb runs a second PostgreSQL beside the first and peaks at ~720 MB; it also leaves ~300 MB
+ * behind that this process would keep (measured: 855 MB at the peak of a first start, 470 MB
+ * after it, against 300 MB reopening the same dir). In a child that exits, all of it goes back
+ * to the system.
  */
-export async function initdbIfNew(pgDir: string, settings: readonly string[]): Promise<void> {
-  if (fs.existsSync(path.join(pgDir, 'PG_VERSION'))) return;
+export async function initdbInChild(pgDir: string, settings: readonly string[]): Promise<void> {
   const script = [
     `const { PGlite } = await import(${JSON.stringify(PGLITE_MODULE)});`,
     'const [dataDir, startParams, initDbStartParams] = process.argv.slice(1);',
     'const pg = new PGlite({ dataDir, startParams: JSON.parse(startParams), initDbStartParams: JSON.parse(initDbStartParams) });',
     'await pg.waitReady;',
     'await pg.close();',
-  ].join('\n');
+  ];
   // initdb's own backend with the same buffers (-c also writes them into postgresql.conf).
   const initdbParams = settings.flatMap((setting) => ['-c', setting]);
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script, pgDir, JSON.stringify(pgliteStartParams(settings)), JSON.stringify(initdbParams)], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+  await runInChild(script, [pgDir, JSON.stringify(pgliteStartParams(settings)), JSON.stringify(initdbParams)], `creating the embedded database in ${pgDir}`);
+}
+
+/**
+ * Runs the lines of an ES module in a new Node process with `args` (its process.argv.slice(1));
+ * answers what it wrote to its standard output. The loaders this process runs under (tsx's, in
+ * the benches) go with it, so it can import this code's own modules. `what` names the work in
+ * the error of a child that fails, with the end of its standard error.
+ */
+export function runInChild(lines: string[], args: string[], what: string): Promise<string> {
+  const loaders = process.execArgv.flatMap((arg, i, all) => (/^--(import|require|loader|experimental-loader)$/.test(arg) && all[i + 1] ? [arg, all[i + 1]!] : []));
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, [...loaders, '--input-type=module', '-e', lines.join('\n'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
     let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
     child.on('error', reject);
-    child.on('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`creating the embedded database in ${pgDir} failed (${signal ?? `exit ${code}`}): ${stderr.trim()}`))));
+    child.on('exit', (code, signal) => (code === 0 ? resolve(stdout) : reject(new Error(`${what} failed (${signal ?? `exit ${code}`}): ${stderr.trim()}`))));
   });
 }

@@ -15,7 +15,7 @@ describe(`crash under load (${TEST_ENGINE})`, () => {
   let receiver: Receiver;
 
   before(async () => {
-    // A migrated data dir: the first start skips initdb (the bulk of its time), and still creates the default app.
+    // A migrated data dir: the first start skips the migrations (the bulk of its time), and still creates the default app.
     deployment = await newDeployment({}, { migrated: true });
     // A webhook on message_sent (issue 22): every acknowledged message must reach it.
     receiver = await startReceiver();

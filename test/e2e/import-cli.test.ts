@@ -18,7 +18,7 @@ let app: { appId: string; apiKey: string; url: string };
 before(async () => {
   // This import makes more than the vendor's 60 import calls a minute per app: the default limit
   // would have it wait out 429s (the importer honours Retry-After).
-  // Migrated already (no initdb): the server's first start creates the app to import into.
+  // Migrated already: the server's first start creates the app to import into.
   deployment = await newDeployment({ PARLEY_RATE_LIMITS: 'import=100000' }, { migrated: true });
   server = await startServe(deployment.env);
   const { appId, apiKey } = parseBanner(server.output());

@@ -9,7 +9,7 @@ let deployment: Deployment;
 let app: { appId: string; apiKey: string };
 before(async () => {
   // The deployment's own limits: the app's own are set on top of them.
-  // Migrated already: no initdb on the first command (the fresh data dir is test/e2e/cli.test.ts's).
+  // Migrated already: no migrations on the first command (the fresh data dir is test/e2e/cli.test.ts's).
   deployment = await newDeployment({ PARLEY_RATE_LIMITS: 'standard=500,unread_per_user=5' }, { migrated: true });
   const created = await runCli(['apps', 'create', '--name', 'Limited', '--json'], deployment.env);
   assert.equal(created.code, 0, created.stderr);

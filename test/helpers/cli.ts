@@ -22,7 +22,7 @@ export interface Deployment {
 /**
  * A data dir and, when testing PostgreSQL, a fresh database: what one deployment uses.
  * `migrated`: on PGlite, the data dir is filled with the migrated template (seedPgliteDataDir),
- * so the first start skips initdb (the bulk of its time) and still creates the default app and
+ * so the first start skips the migrations (the bulk of its time) and still creates the default app and
  * prints its banner; for tests that look at something else than a fresh data dir's first start
  * (test/e2e/cli.test.ts runs one).
  */

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { loadConfig, type Config, type DatabaseTimeouts } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { loadMigrations, migrate } from '../../src/db/migrate.js';
+import { readEmptyCluster } from '../../src/db/pglite-cluster.js';
 import { silentLogger } from '../../src/domain/context.js';
 
 /** The engine under test: PARLEY_TEST_DB=postgres, or the embedded PGlite (default). */
@@ -51,7 +52,7 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
 
 /**
  * A migrated PGlite dump, made once per machine and migration set, so each test file starts
- * from it in under a second instead of running initdb.
+ * from it in under a second instead of migrating.
  */
 async function pgliteTemplate(): Promise<Blob> {
   const migrations = loadMigrations();
@@ -59,7 +60,9 @@ async function pgliteTemplate(): Promise<Blob> {
   const hash = crypto.createHash('sha256').update(pkg.version).update(JSON.stringify(migrations)).digest('hex').slice(0, 16);
   const file = path.join(os.tmpdir(), `parley-pglite-template-${hash}.tar`);
   if (fs.existsSync(file)) return new Blob([fs.readFileSync(file)]);
-  const database = await openDatabase({ engine: 'pglite', log: silentLogger });
+  // From the prebuilt empty cluster, as a new data dir is (initdb in memory if it does not fit this PGlite).
+  const prebuilt = await readEmptyCluster();
+  const database = await openDatabase({ engine: 'pglite', ...('tar' in prebuilt ? { loadDataDir: new Blob([prebuilt.tar]) } : {}), log: silentLogger });
   await migrate(database, silentLogger, migrations);
   const dump = await database.dumpDataDir!();
   await database.close();
@@ -71,7 +74,7 @@ async function pgliteTemplate(): Promise<Blob> {
 
 /**
  * Fills an empty data dir with the migrated template, so that `parley serve` on it starts without
- * running initdb (~25 s on these machines): as a first start, it then creates the default app.
+ * creating and migrating a cluster: as a first start, it then creates the default app.
  */
 export async function seedPgliteDataDir(dataDir: string): Promise<void> {
   const database = await openDatabase({ engine: 'pglite', dataDir, loadDataDir: await pgliteTemplate(), log: silentLogger });
@@ -108,7 +111,7 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
 
 /**
  * The configuration of an in-process server (startServer) on a deployment of its own: a fresh
- * data dir (filled with the migrated template on PGlite, so its start skips initdb) or a fresh
+ * data dir (filled with the migrated template on PGlite, so its start skips the migrations) or a fresh
  * PostgreSQL database, plain HTTP on loopback, with `env` over that. Cleanups go to `cleanups`.
  */
 export async function serverDeployment(prefix: string, env: Record<string, string>, cleanups: Array<() => unknown>): Promise<{ config: Config; dataDir: string; url: string | undefined }> {

@@ -17,8 +17,8 @@ after(() => fs.rmSync(root, { recursive: true, force: true }));
 describe('embedded database', { skip: TEST_ENGINE !== 'pglite' && 'the embedded engine is tested in the PGlite run' }, () => {
   it('creates its data dir recursively, keeps data across restarts, and releases its lock', async () => {
     const dir = path.join(root, 'a', 'b', 'c');
-    // Filled with the migrated template (opened and closed there) rather than by initdb, which
-    // the first start of test/e2e/cli.test.ts pays for.
+    // Filled with the migrated template (opened and closed there) rather than migrated here (the
+    // prebuilt cluster and the migrations of a new data dir: pglite-cluster.test.ts).
     await seedPgliteDataDir(dir);
     assert.ok(!fs.existsSync(path.join(dir, 'parley.lock')), 'lock released on close');
     const first = await openDatabase({ engine: 'pglite', dataDir: dir, log: silentLogger });
@@ -47,7 +47,7 @@ describe('embedded database', { skip: TEST_ENGINE !== 'pglite' && 'the embedded 
 
   it('takes over a lock left by a process that is gone', async () => {
     const dir = path.join(root, 'stale');
-    // The migrated template, not initdb.
+    // The migrated template, not a new cluster.
     await seedPgliteDataDir(dir);
     const child = spawn(process.execPath, ['-e', '0']);
     const deadPid = await new Promise<number>((resolve) => child.on('exit', () => resolve(child.pid!)));
