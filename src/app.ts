@@ -18,6 +18,7 @@ import { frameworkErrorHandler, installErrorHandling } from './http/plugins/erro
 import { ImportCallLimiter } from './http/plugins/import-limits.js';
 import { trackInFlight } from './http/plugins/in-flight.js';
 import { installOpenApi } from './http/plugins/openapi.js';
+import { installCors } from './http/plugins/cors.js';
 import { installTextGuard, textProblemOf } from './http/plugins/text-guard.js';
 import { installRequestMetrics } from './http/plugins/metrics.js';
 import { requestIdOf } from './http/plugins/request-id.js';
@@ -49,6 +50,7 @@ export interface BuildAppOptions {
         | 'eventStreams'
         | 'webhookTimeoutMs'
         | 'webhookRetry'
+        | 'corsOrigins'
       >
     > &
     RateLimitConfig;
@@ -138,6 +140,8 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   });
 
   const inFlight = trackInFlight(app);
+  // Browser pages on the origins configured (docs/client-api.md): preflights answered before any other hook.
+  installCors(app, options.config.corsOrigins ?? []);
   // Every route's answers counted by template and status (docs/metrics.md): before any route.
   if (options.metrics) installRequestMetrics(app, options.metrics.requests);
   // JSON bodies: nesting and text checked as they are parsed (see text-guard.ts).

@@ -66,6 +66,8 @@ export interface Config {
    * characters); when absent, one is made in the data dir (docs/notifications.md).
    */
   secretKey: string | undefined;
+  /** Browser pages' origins that may call the API (PARLEY_CORS_ORIGINS: origins separated by commas or spaces, or `*`; none by default; docs/client-api.md). */
+  corsOrigins: string[];
   /**
    * Where the notification providers are, when not theirs (a proxy, a test's fakes):
    * PARLEY_FCM_URL, PARLEY_FCM_TOKEN_ORIGINS (origins a service account's token_uri may name,
@@ -171,6 +173,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookTimeoutMs: intVar(env, 'PARLEY_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 100, 60_000),
     webhookRetry: retryScheduleVar(env),
     secretKey: env.PARLEY_SECRET_KEY || undefined,
+    corsOrigins: corsOriginsVar(env.PARLEY_CORS_ORIGINS),
     metricsPort: env.PARLEY_METRICS_PORT ? intVar(env, 'PARLEY_METRICS_PORT', 0, 0, 65535) : undefined,
     metricsPerApp: boolVar(env, 'PARLEY_METRICS_PER_APP'),
     pgliteSettings: pgliteSettingsVar(env.PARLEY_PGLITE_SETTINGS),
@@ -202,6 +205,24 @@ function urlVar(name: string, value: string): string {
     // refused below
   }
   throw new ConfigError(`${name} must be an http or https URL (got ${JSON.stringify(value)}).`);
+}
+
+/** Origins (`https://chat.example.com`, no path) or `*`, or ConfigError. */
+function corsOriginsVar(raw: string | undefined): string[] {
+  const origins = (raw ?? '').split(/[\s,]+/).filter(Boolean);
+  for (const origin of origins) {
+    if (origin === '*') continue;
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // refused below
+    }
+    if (parsed === undefined || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin.replace(/\/$/, '').toLowerCase()) {
+      throw new ConfigError(`PARLEY_CORS_ORIGINS must list origins such as https://chat.example.com (scheme, host and port, no path), or *; got ${JSON.stringify(origin)}.`);
+    }
+  }
+  return origins.map((origin) => origin.replace(/\/$/, ''));
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

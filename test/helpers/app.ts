@@ -54,6 +54,7 @@ export type TestConfig = Partial<
     | 'webhookAllowPrivate'
     | 'webhookTimeoutMs'
     | 'webhookRetry'
+    | 'corsOrigins'
     | 'bodyLimit'
     | 'importMaxRecords'
     | 'importBodyLimit'
