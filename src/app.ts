@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
   DEFAULT_CONNECTION_TIMEOUT_MS,
   DEFAULT_EVENT_STREAMS,
+  DEFAULT_GATEWAY,
   DEFAULT_IMPORT_BODY_LIMIT,
   DEFAULT_IMPORT_CONCURRENCY,
   DEFAULT_IMPORT_UPLOAD_RATE,
@@ -28,6 +29,7 @@ import { dataImportRoutes } from './http/routes/data-import/index.js';
 import { managementRoutes } from './http/routes/mgmt/index.js';
 import { setEventStreamLimits } from './http/routes/v3/events.routes.js';
 import { v3Routes } from './http/routes/v3/index.js';
+import { gatewayRoutes } from './http/gateway/index.js';
 import { serializerCompiler } from './schemas/serializer.js';
 import { validatorCompiler } from './schemas/validator.js';
 import { PARLEY_VERSION } from './version.js';
@@ -47,6 +49,7 @@ export interface BuildAppOptions {
         | 'connectionTimeoutMs'
         | 'eventRetentionMs'
         | 'eventStreams'
+        | 'gateway'
         | 'webhookTimeoutMs'
         | 'webhookRetry'
       >
@@ -130,8 +133,11 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     ...(options.secretKey ? { secretKey: options.secretKey } : {}),
     ...(options.notificationEndpoints ? { notificationEndpoints: options.notificationEndpoints } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.config.gateway ? { gateway: options.config.gateway } : {}),
+    log: app.log,
   });
   app.addHook('onClose', async () => {
+    await services.gateway.stop();
     await services.eventDispatcher.stop();
     await services.statsAggregator.stop();
     await services.eventFeed.stop();
@@ -179,6 +185,8 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   // The caps of the live event streams (docs/events.md), read by its route.
   setEventStreamLimits(app, options.config.eventStreams ?? DEFAULT_EVENT_STREAMS);
   await typed.register(v3Routes, { prefix: '/v3', services, tenancy, rateLimited });
+  // The gateway (docs/realtime.md): GET /v3/ws and GET /v3/me/events, on users' auth tokens, outside the apiKey hook.
+  await app.register(gatewayRoutes, { gateway: services.gateway, config: options.config.gateway ?? DEFAULT_GATEWAY, tenancy });
   // The management API (docs/management-api.md): the vendor's paths on the host apimgmt.<domain>,
   // and the same operations under /mgmt on any host.
   await typed.register(managementRoutes, { services, tenancy, vendorHost: true });
