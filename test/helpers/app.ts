@@ -61,6 +61,7 @@ export type TestConfig = Partial<
     | 'importUploadRate'
     | 'authFailureLimits'
     | 'eventStreams'
+    | 'gateway'
     | 'redisUrl'
     | 'redisKeyPrefix'
   >
