@@ -2,9 +2,9 @@ import crypto from 'node:crypto';
 import type { GatewayConfig } from './config.js';
 import type { Database } from './db/database.js';
 import type { Logger } from './domain/context.js';
-import type { EventsRepository } from './repositories/events.repository.js';
+import { EventsRepository } from './repositories/events.repository.js';
 import { GATEWAY_CHANNEL, GatewayRepository } from './repositories/gateway/gateway.repository.js';
-import type { UsersRepository } from './repositories/users.repository.js';
+import { UsersRepository } from './repositories/users.repository.js';
 import type { AuthTokensService } from './services/auth-tokens.service.js';
 import type { EventFeed } from './services/event-feed.js';
 import type { EventPayloads } from './services/event-payloads.js';
@@ -30,8 +30,6 @@ export function createGateway(
     feed: EventFeed;
     payloads: EventPayloads;
     authTokens: AuthTokensService;
-    users: UsersRepository;
-    events: EventsRepository;
     revocations: Revocations;
     retentionMs: number;
     /** A status change committed events: the feeds look at the log now. */
@@ -66,8 +64,8 @@ export function createGateway(
     hub,
     bus,
     gateway: gatewayRows,
-    users: deps.users,
-    events: deps.events,
+    users: new UsersRepository(database.db),
+    events: new EventsRepository(database.db),
     committed: deps.committed,
     limits: { graceMs: config.presenceGraceMs, fanout: config.presenceFanout, lastActiveEveryMs: config.lastActiveEveryMs },
     log,

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { DEFAULT_EVENT_RETENTION_MS, DEFAULT_GATEWAY, DEFAULT_IMPORT_MAX_RECORDS, DEFAULT_WEBHOOK_TIMEOUT_MS, type Config, type GatewayConfig } from './config.js';
+import { DEFAULT_EVENT_RETENTION_MS, DEFAULT_IMPORT_MAX_RECORDS, DEFAULT_WEBHOOK_TIMEOUT_MS, type Config } from './config.js';
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from './domain/webhooks.js';
 import { WebhookDeliveriesRepository } from './repositories/webhook-deliveries.repository.js';
 import { WebhookDeliveriesService } from './services/webhook-deliveries.service.js';
@@ -10,7 +10,7 @@ import { WebhooksConsumer } from './services/events/webhooks.consumer.js';
 import { WebhookSender } from './services/webhook-sender.js';
 import { PARLEY_VERSION } from './version.js';
 import type { Database } from './db/database.js';
-import { silentLogger, type Logger } from './domain/context.js';
+import type { Logger } from './domain/context.js';
 import { DEFAULT_RATE_LIMITS } from './domain/rate-limits.js';
 import { PasswordHasher } from './domain/passwords.js';
 import { ApiKeysRepository } from './repositories/api-keys.repository.js';
@@ -78,7 +78,6 @@ import { PAGE_CACHE_BYTES, RenderedPages } from './http/rendered-pages.js';
 import type { Metrics } from './metrics/registry.js';
 import { createStats } from './container-stats.js';
 import { SecretBox } from './domain/secret-box.js';
-import { createGateway } from './container-gateway.js';
 import { Revocations } from './services/gateway/revocations.js';
 
 /** Composes database → repositories → services. Each service gets only what it uses. */
@@ -101,10 +100,6 @@ export function createServices(
     notificationEndpoints?: NotificationEndpoints;
     /** The process's metrics (docs/metrics.md), when they are on: the parts' stats are registered there. */
     metrics?: Metrics;
-    /** The gateway's timings and limits (docs/realtime.md); the defaults otherwise. */
-    gateway?: GatewayConfig;
-    /** Where background work logs (the gateway's). */
-    log?: Logger;
   } = {},
 ) {
   const db = database.db;
@@ -315,19 +310,6 @@ export function createServices(
     ...(database.engine === 'postgres' ? { notify: () => repositories.events.signal() } : {}),
     notifyEveryMs: 100,
   });
-  // The WebSocket gateway and its SSE fallback (docs/realtime.md): see container-gateway.ts.
-  const gateway = createGateway(database, {
-    config: options.gateway ?? DEFAULT_GATEWAY,
-    feed: eventFeed,
-    payloads: eventPayloads,
-    authTokens,
-    users: repositories.users,
-    events: repositories.events,
-    revocations,
-    retentionMs: options.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS,
-    committed: () => eventSignals.committed(options.log ?? silentLogger),
-    log: options.log ?? silentLogger,
-  });
   // The event log's cleanup (the server runs it every minute).
   // Stored texts for messages stored without one (parley messages backfill-texts).
   const messageTextBackfill = new MessageTextBackfill({ db, texts: repositories.messageTexts });
@@ -381,7 +363,7 @@ export function createServices(
     eventFeed,
     eventSignals,
     eventDispatcher,
-    gateway,
+    revocations,
     /** The event dispatcher, by the name it had while webhooks were its one consumer. */ webhookDispatcher: eventDispatcher,
     apps,
     management,

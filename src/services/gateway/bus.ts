@@ -78,7 +78,8 @@ export class GatewayBus {
     try {
       parsed = JSON.parse(payload) as { n?: unknown; m?: unknown };
     } catch {
-      return log.warn('an unreadable gateway signal was ignored');
+      log.warn('an unreadable gateway signal was ignored');
+      return;
     }
     if (parsed.n === this.deps.nodeId || !Array.isArray(parsed.m)) return;
     for (const message of parsed.m as BusMessage[]) {
