@@ -167,8 +167,7 @@ export function createServices(
     allowPrivate: options.webhookAllowPrivate ?? false,
   });
   const webhookDeliveriesService = new WebhookDeliveriesService({ webhooks, deliveries: webhookDeliveries });
-  // Tokens deleted, users deactivated or deleted: the gateway closes their connections (docs/realtime.md).
-  const revocations = new Revocations();
+  const revocations = new Revocations(); // tokens taken away, users deactivated or deleted: the gateway closes their sockets (docs/realtime.md)
   const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users, revocations });
   const users = new UsersService({
     db,
