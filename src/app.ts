@@ -2,7 +2,9 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
   DEFAULT_CONNECTION_TIMEOUT_MS,
+  DEFAULT_EVENT_RETENTION_MS,
   DEFAULT_EVENT_STREAMS,
+  DEFAULT_GATEWAY,
   DEFAULT_IMPORT_BODY_LIMIT,
   DEFAULT_IMPORT_CONCURRENCY,
   DEFAULT_IMPORT_UPLOAD_RATE,
@@ -29,6 +31,9 @@ import { dataImportRoutes } from './http/routes/data-import/index.js';
 import { managementRoutes } from './http/routes/mgmt/index.js';
 import { setEventStreamLimits } from './http/routes/v3/events.routes.js';
 import { v3Routes } from './http/routes/v3/index.js';
+import { gatewayRoutes } from './http/gateway/index.js';
+import { createGateway } from './container-gateway.js';
+import type { Gateway } from './services/gateway/gateway.js';
 import { serializerCompiler } from './schemas/serializer.js';
 import { validatorCompiler } from './schemas/validator.js';
 import { PARLEY_VERSION } from './version.js';
@@ -48,6 +53,7 @@ export interface BuildAppOptions {
         | 'connectionTimeoutMs'
         | 'eventRetentionMs'
         | 'eventStreams'
+        | 'gateway'
         | 'webhookTimeoutMs'
         | 'webhookRetry'
         | 'corsOrigins'
@@ -86,6 +92,8 @@ type RateLimitConfig = Partial<Pick<Config, 'redisUrl' | 'redisKeyPrefix'>> & { 
 export interface ParleyApp {
   app: FastifyInstance;
   services: Services;
+  /** The WebSocket gateway (docs/realtime.md). */
+  gateway: Gateway;
   /** Resolves true once no request handler is running (see trackInFlight), false on timeout. */
   drained(timeoutMs: number): Promise<boolean>;
 }
@@ -133,7 +141,19 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     ...(options.notificationEndpoints ? { notificationEndpoints: options.notificationEndpoints } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
+  // The WebSocket gateway and its SSE fallback (docs/realtime.md): see container-gateway.ts.
+  const gateway = createGateway(options.database, {
+    config: options.config.gateway ?? DEFAULT_GATEWAY,
+    feed: services.eventFeed,
+    payloads: services.eventPayloads,
+    authTokens: services.authTokens,
+    revocations: services.revocations,
+    retentionMs: options.config.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS,
+    committed: () => services.eventSignals.committed(app.log),
+    log: app.log,
+  });
   app.addHook('onClose', async () => {
+    await gateway.stop();
     await services.eventDispatcher.stop();
     await services.statsAggregator.stop();
     await services.eventFeed.stop();
@@ -185,6 +205,8 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   await typed.register(v3Routes, { prefix: '/v3', services, tenancy, rateLimited });
   // The same general API under /v3.0, where the vendor's client SDKs call it (docs/client-api.md); hidden from the OpenAPI document.
   await typed.register(v3Routes, { prefix: '/v3.0', services, tenancy, rateLimited, hidden: true });
+  // The gateway (docs/realtime.md): GET /v3/ws and GET /v3/me/events, on users' auth tokens, outside the apiKey hook.
+  await app.register(gatewayRoutes, { gateway, config: options.config.gateway ?? DEFAULT_GATEWAY, tenancy });
   // The management API (docs/management-api.md): the vendor's paths on the host apimgmt.<domain>,
   // and the same operations under /mgmt on any host.
   await typed.register(managementRoutes, { services, tenancy, vendorHost: true });
@@ -200,5 +222,5 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     await typed.register(dataImportRoutes, { prefix, services, tenancy, bodyLimit: importBodyLimit, hidden, importCalls, rateLimited });
   }
   await app.ready();
-  return { app, services, drained: inFlight.drained };
+  return { app, services, gateway, drained: inFlight.drained };
 }

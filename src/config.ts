@@ -1,3 +1,6 @@
+import { DEFAULT_GATEWAY, GATEWAY_VARS, type GatewayConfig } from './config-gateway.js';
+
+export { DEFAULT_GATEWAY, type GatewayConfig } from './config-gateway.js';
 import path from 'node:path';
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from './domain/webhooks.js';
 import { DEFAULT_AUTH_FAILURE_LIMITS, MAX_RATE_LIMIT, parseRateLimits, RateLimitsFormatError, withDefaults, type RateLimits } from './domain/rate-limits.js';
@@ -57,6 +60,8 @@ export interface Config {
   eventRetentionMs: number;
   /** Live event streams open at once: per app (PARLEY_STREAMS_PER_APP) and on this node (PARLEY_STREAMS_PER_NODE); docs/events.md. */
   eventStreams: { perApp: number; perNode: number };
+  /** The WebSocket gateway and its SSE fallback (docs/realtime.md): its timings and limits (PARLEY_WS_*). */
+  gateway: GatewayConfig;
   /** Webhook delivery (docs/webhooks.md): the time a receiver has to answer (PARLEY_WEBHOOK_TIMEOUT_MS, default 5 s). */
   webhookTimeoutMs: number;
   /** When failed deliveries are retried (PARLEY_WEBHOOK_RETRY_DELAYS, PARLEY_WEBHOOK_RETRY_HORIZON_HOURS). */
@@ -114,6 +119,12 @@ export const DEFAULT_EVENT_STREAMS = { perApp: 100, perNode: 10_000 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+function gatewayVars(env: Env): GatewayConfig {
+  const config = { ...DEFAULT_GATEWAY };
+  for (const [field, [name, min, max]] of Object.entries(GATEWAY_VARS) as Array<[keyof GatewayConfig, [string, number, number]]>) config[field] = intVar(env, name, DEFAULT_GATEWAY[field], min, max);
+  return config;
+}
+
 /** Connections of the event log's consumers' own pool, on PostgreSQL (docs/events.md). */
 export const DEFAULT_CONSUMER_POOL_SIZE = 6;
 
@@ -170,6 +181,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       perApp: intVar(env, 'PARLEY_STREAMS_PER_APP', DEFAULT_EVENT_STREAMS.perApp, 1, 1_000_000),
       perNode: intVar(env, 'PARLEY_STREAMS_PER_NODE', DEFAULT_EVENT_STREAMS.perNode, 1, 1_000_000),
     },
+    gateway: gatewayVars(env),
     webhookTimeoutMs: intVar(env, 'PARLEY_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 100, 60_000),
     webhookRetry: retryScheduleVar(env),
     secretKey: env.PARLEY_SECRET_KEY || undefined,

@@ -79,6 +79,7 @@ import { PAGE_CACHE_BYTES, RenderedPages } from './http/rendered-pages.js';
 import type { Metrics } from './metrics/registry.js';
 import { createStats } from './container-stats.js';
 import { SecretBox } from './domain/secret-box.js';
+import { Revocations } from './services/gateway/revocations.js';
 
 /** Composes database → repositories → services. Each service gets only what it uses. */
 export function createServices(
@@ -122,19 +123,15 @@ export function createServices(
     messages: new MessagesRepository(db),
     // History pages and their versions (the version checks coalesced: see MessagePagesRepository).
     messagePages: new MessagePagesRepository(db),
-    // Messages stored one statement at a time (replies, action messages).
-    messageStore: new MessageStoreRepository(db),
-    // Coalesced sends.
-    messageBatches: new MessageBatchesRepository(db),
-    // The data import's messages.
-    messageImports: new MessageImportsRepository(db),
+    messageStore: new MessageStoreRepository(db), // messages stored one statement at a time (replies, action messages)
+    messageBatches: new MessageBatchesRepository(db), // coalesced sends
+    messageImports: new MessageImportsRepository(db), // the data import's messages
     messageTexts: new MessageTextsRepository(db),
     conversations: new ConversationsRepository(),
     conversationStates: new ConversationStatesRepository(db),
     reactions: new ReactionsRepository(db),
     userPurge: new UserPurgeRepository(),
-    // The event log (docs/events.md): events of changes other than stored messages.
-    events: new EventsRepository(db),
+    events: new EventsRepository(db), // the event log (docs/events.md): events of changes other than stored messages
     // Moderation (docs/moderation.md): messages held for review, kept out of their conversations, and what held them.
     heldMessages: new HeldMessagesRepository(db),
     blockedMessages: new BlockedMessagesRepository(db),
@@ -169,7 +166,8 @@ export function createServices(
     allowPrivate: options.webhookAllowPrivate ?? false,
   });
   const webhookDeliveriesService = new WebhookDeliveriesService({ webhooks, deliveries: webhookDeliveries });
-  const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users });
+  const revocations = new Revocations(); // tokens taken away, users deactivated or deleted: the gateway closes their sockets (docs/realtime.md)
+  const authTokens = new AuthTokensService({ db, authTokens: repositories.authTokens, users: repositories.users, revocations });
   const users = new UsersService({
     db,
     users: repositories.users,
@@ -179,6 +177,7 @@ export function createServices(
     authTokens,
     roles: repositories.roles,
     purge: repositories.userPurge,
+    revocations,
   });
   const rateLimits = new RateLimitsService({
     counters: options.rateLimits?.counters ?? new MemoryRateLimitCounters(),
@@ -362,6 +361,7 @@ export function createServices(
     eventFeed,
     eventSignals,
     eventDispatcher,
+    revocations,
     /** The event dispatcher, by the name it had while webhooks were its one consumer. */ webhookDispatcher: eventDispatcher,
     apps,
     management,

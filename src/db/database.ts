@@ -31,12 +31,12 @@ export interface Database {
   /** The embedded database only: a tarball of its data dir (a backup, or a test template). */
   dumpDataDir?(): Promise<Blob>;
   /**
-   * PostgreSQL only: calls `onNotify` on each NOTIFY of `channel` (from any process), on a
-   * connection of its own, reconnecting after a loss (and calling `onNotify` then: a signal may
-   * have been missed). Answers the function that stops listening. (The embedded database is one
+   * PostgreSQL only: calls `onNotify` on each NOTIFY of `channel` (from any process) with its
+   * payload (undefined when empty), on a connection of its own, reconnecting after a loss (and
+   * calling `onNotify()` then, with no payload: a signal may have been missed). Answers the function that stops listening. (The embedded database is one
    * process's alone: nothing else commits to it.)
    */
-  listen?(channel: string, onNotify: () => void, log: Logger): Promise<() => Promise<void>>;
+  listen?(channel: string, onNotify: (payload?: string) => void, log: Logger): Promise<() => Promise<void>>;
   /**
    * Where the event log's consumers read and write (docs/events.md): on PostgreSQL a small pool
    * of their own, so requests holding every connection of `db` do not stop them; `db` itself on
@@ -177,7 +177,7 @@ export function listenRetry(failures: number): { delayMs: number; level: 'warn' 
 }
 
 /** Database.listen for PostgreSQL: one client of its own, outside the pool (a LISTEN holds its connection). */
-async function listenTo(url: string, channel: string, onNotify: () => void, log: Logger): Promise<() => Promise<void>> {
+async function listenTo(url: string, channel: string, onNotify: (payload?: string) => void, log: Logger): Promise<() => Promise<void>> {
   if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a plain channel name: ${channel}`);
   let client: pg.Client | undefined;
   let stopped = false;
@@ -193,7 +193,7 @@ async function listenTo(url: string, channel: string, onNotify: () => void, log:
   const connect = async () => {
     // Bounded, so a stop never waits on an unreachable server; TCP keep-alive finds a dead peer.
     const candidate = new pg.Client({ connectionString: url, connectionTimeoutMillis: LISTEN_RETRY_MS * 5, keepAlive: true });
-    candidate.on('notification', () => onNotify());
+    candidate.on('notification', (message) => onNotify(message.payload || undefined));
     candidate.on('error', (error) => {
       void candidate.end().catch(() => undefined);
       if (client === candidate) {

@@ -20,6 +20,8 @@ export const TRIGGERS = [
   'message_reaction_removed',
   'user_blocked',
   'user_unblocked',
+  // A user went online (their first connection to the gateway) or offline (their last one gone, after the grace): docs/realtime.md.
+  'user_connection_status_changed',
   'group_created',
   'group_updated',
   'group_deleted',

@@ -36,6 +36,7 @@ export const TRIGGER_DESCRIPTIONS: Record<Trigger, string> = {
   message_reaction_removed: 'A user removed a reaction from a message.',
   user_blocked: 'A user blocked other users.',
   user_unblocked: 'A user unblocked other users.',
+  user_connection_status_changed: 'A user went online (a first connection to the gateway) or offline (none left for the grace period).',
   group_created: 'A group was created.',
   group_updated: 'A group was updated.',
   group_deleted: 'A group was deleted.',

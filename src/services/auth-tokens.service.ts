@@ -11,6 +11,7 @@ import { isMasked, maskAuthToken, newAuthToken, sha256Hex } from '../domain/secr
 import { toUnix, toUnixOrUndefined } from '../domain/time.js';
 import type { AuthTokenRef, AuthTokenRow, AuthTokensRepository } from '../repositories/auth-tokens.repository.js';
 import type { UsersRepository } from '../repositories/users.repository.js';
+import type { Revocations } from './gateway/revocations.js';
 
 export interface AuthToken {
   uid: string;
@@ -29,6 +30,8 @@ export class AuthTokensService {
       db: Kysely<DB>;
       authTokens: AuthTokensRepository;
       users: UsersRepository;
+      /** Told of tokens taken away (the gateway closes their connections: services/gateway/revocations.ts). */
+      revocations?: Revocations;
     },
   ) {}
 
@@ -38,7 +41,7 @@ export class AuthTokensService {
    */
   async create(ctx: RequestContext, rawUid: string): Promise<AuthToken> {
     const uid = normalizeId(rawUid);
-    return withTransaction(
+    const created = await withTransaction(
       this.deps.db,
       'create_auth_token',
       async (tx) => {
@@ -47,6 +50,9 @@ export class AuthTokensService {
       },
       ctx.log,
     );
+    // A new token may have pruned the user's oldest.
+    this.deps.revocations?.revoked(ctx.appId, [uid]);
+    return created;
   }
 
   /** Issues a token for an existing user inside the caller's transaction. */
@@ -122,12 +128,14 @@ export class AuthTokensService {
     const uid = await this.requireUser(ctx, rawUid);
     const row = await this.find(ctx, uid, token);
     if (!(await this.deps.authTokens.delete(ctx.appId, row.token_hash))) throw tokenNotFound(uid, token);
+    this.deps.revocations?.revoked(ctx.appId, [uid]);
     return { success: true, message: `Auth token ${token} of uid ${uid} has been deleted successfully.` };
   }
 
   async flush(ctx: RequestContext, rawUid: string): Promise<{ success: true; message: string }> {
     const uid = await this.requireUser(ctx, rawUid);
     await this.deps.authTokens.deleteAllOf(ctx.appId, uid);
+    this.deps.revocations?.revoked(ctx.appId, [uid]);
     return { success: true, message: `Cleared Auth Tokens successfully for uid ${uid}.` };
   }
 

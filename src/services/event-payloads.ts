@@ -10,6 +10,8 @@ export interface RenderedEvent {
   id: string;
   appId: string;
   trigger: string;
+  /** The conversation it happened in (its key), if any: the gateway's audience rule reads it (services/gateway/audience.ts). */
+  conversationId: string | null;
   /** The payload: `{"trigger", "data", "appId", "region"}` (a webhook adds `webhook`). */
   payload: Record<string, unknown>;
 }
@@ -75,6 +77,7 @@ export class EventPayloads {
         id: event.id,
         appId: event.app_id,
         trigger: event.trigger,
+        conversationId: event.conversation_id,
         payload: { trigger: event.trigger, data, appId: event.app_id, region: this.deps.region },
       });
     }

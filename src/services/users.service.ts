@@ -15,6 +15,7 @@ import { isActorContext, type ActorContext } from './actor.js';
 import type { AuthTokensService } from './auth-tokens.service.js';
 import { toUser, withBlockFields, withViewerConversation, type User } from './views/users.view.js';
 import { roleNotFound } from './roles.service.js';
+import type { Revocations } from './gateway/revocations.js';
 
 export interface CreateUserInput {
   uid: string;
@@ -68,6 +69,8 @@ export class UsersService {
       authTokens: AuthTokensService;
       roles: RolesRepository;
       purge: UserPurgeRepository;
+      /** Told of users deactivated or deleted (the gateway closes their connections: services/gateway/revocations.ts). */
+      revocations?: Revocations;
     },
   ) {}
 
@@ -186,6 +189,7 @@ export class UsersService {
       );
       if (!done) throw uidNotFound(uid);
     }
+    this.deps.revocations?.revoked(ctx.appId, [uid]);
     return { success: true, message: `User with ${uid} has been deleted successfully.` };
   }
 
@@ -206,6 +210,7 @@ export class UsersService {
   /** Returns the given uids that exist and are deactivated afterwards; unknown uids are left out. */
   async deactivate(ctx: RequestContext, rawUids: string[]): Promise<{ deactivatedUids: string[] }> {
     const deactivatedUids = await this.deps.users.setDeactivated(ctx.appId, normalizeIds(rawUids), true);
+    this.deps.revocations?.revoked(ctx.appId, deactivatedUids);
     return { deactivatedUids };
   }
 

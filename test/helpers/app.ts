@@ -62,6 +62,7 @@ export type TestConfig = Partial<
     | 'importUploadRate'
     | 'authFailureLimits'
     | 'eventStreams'
+    | 'gateway'
     | 'redisUrl'
     | 'redisKeyPrefix'
   >

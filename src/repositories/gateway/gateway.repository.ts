@@ -1,0 +1,177 @@
+import { sql } from 'kysely';
+import type { Executor } from '../../db/transaction.js';
+import type { EventRow } from '../events.repository.js';
+
+/** The channel on which gateways tell each other of typing, presence and revocations (docs/realtime.md, "Several nodes"). */
+export const GATEWAY_CHANNEL = 'parley_gateway';
+
+/**
+ * The triggers of events about a user outside the conversations they are in now: the groups
+ * they left or were removed from, and their blocks (the partial index events_app_about_users,
+ * migration 0028, holds exactly these).
+ */
+export const ABOUT_USER_TRIGGERS = ['group_member_left', 'group_member_kicked', 'group_member_banned', 'user_blocked', 'user_unblocked'] as const;
+
+/** What the gateway reads and writes (docs/realtime.md): a user's groups, friends and events, their tokens, presence. */
+export class GatewayRepository {
+  constructor(private readonly db: Executor) {}
+
+  /** Whether the app exists. */
+  async appExists(appId: string, tx: Executor = this.db): Promise<boolean> {
+    return (await sql`select 1 from apps where id = ${appId}`.execute(tx)).rows.length > 0;
+  }
+
+  /** The groups the user is a member of (group_members_app_uid). */
+  async groupsOf(appId: string, uid: string, tx: Executor = this.db): Promise<string[]> {
+    const rows = await sql<{ guid: string }>`select guid from group_members where app_id = ${appId} and uid = ${uid}`.execute(tx);
+    return rows.rows.map((row) => row.guid);
+  }
+
+  /** Up to `limit` of the user's friends (either direction). */
+  async friendsOf(appId: string, uid: string, limit: number, tx: Executor = this.db): Promise<string[]> {
+    if (limit <= 0) return [];
+    const rows = await sql<{ uid: string }>`
+      (select friend_uid as uid from friends where app_id = ${appId} and uid = ${uid} limit ${limit})
+      union
+      (select uid from friends where app_id = ${appId} and friend_uid = ${uid} limit ${limit})`.execute(tx);
+    return rows.rows.slice(0, limit).map((row) => row.uid);
+  }
+
+  /** The group's member count, or undefined when there is no such group. */
+  async groupSize(appId: string, guid: string, tx: Executor = this.db): Promise<number | undefined> {
+    const row = (await sql<{ n: number }>`select members_count as n from groups where app_id = ${appId} and guid = ${guid}`.execute(tx)).rows[0];
+    return row === undefined ? undefined : Number(row.n);
+  }
+
+  /** Whether `receiver` is an active user of the app, and whether either of the two blocked the other. */
+  async userRelation(appId: string, sender: string, receiver: string, tx: Executor = this.db): Promise<{ exists: boolean; blocked: boolean }> {
+    const row = (
+      await sql<{ exists: boolean; blocked: boolean }>`
+        select exists (select 1 from users where app_id = ${appId} and uid = ${receiver} and deactivated_at is null) as exists,
+               exists (select 1 from blocked_users where app_id = ${appId}
+                       and ((uid = ${sender} and blocked_uid = ${receiver}) or (uid = ${receiver} and blocked_uid = ${sender}))) as blocked`.execute(tx)
+    ).rows[0]!;
+    return { exists: row.exists, blocked: row.blocked };
+  }
+
+  /** Of these token hashes, those still held by an active user of the app (the others were revoked). */
+  async validTokens(appId: string, tokenHashes: readonly string[], tx: Executor = this.db): Promise<Set<string>> {
+    if (tokenHashes.length === 0) return new Set();
+    const rows = await sql<{ token_hash: string }>`
+      select t.token_hash from auth_tokens t
+      join users u on u.app_id = t.app_id and u.uid = t.uid and u.deactivated_at is null
+      where t.app_id = ${appId} and t.token_hash = any(${tokenHashes}::text[])`.execute(tx);
+    return new Set(rows.rows.map((row) => row.token_hash));
+  }
+
+  /**
+   * The events a resuming user may be shown with `afterId < id <= upToId`, oldest first, at most
+   * `limit`: those of their 1:1 conversations (user_conversations) and of their groups, each read
+   * by events_app_conversation, and those about users (ABOUT_USER_TRIGGERS) by
+   * events_app_about_users. Candidates: the gateway's audience rule decides (services/gateway/audience.ts).
+   */
+  async userEventsAfter(appId: string, uid: string, afterId: string, upToId: string, limit: number, tx: Executor = this.db): Promise<EventRow[]> {
+    const rows = await sql<EventRow & { tx: string }>`
+      with keys as (
+        select conversation_id as key from user_conversations where app_id = ${appId} and uid = ${uid}
+        union
+        select 'group_' || guid from group_members where app_id = ${appId} and uid = ${uid}
+      ),
+      candidates as (
+        select e.* from keys k cross join lateral (
+          select e.app_id, e.id, e.tx::text as tx, e.trigger, e.conversation_id, e.message_id, e.data, e.created_at
+          from events e
+          where e.app_id = ${appId} and e.conversation_id = k.key and e.id > ${afterId} and e.id <= ${upToId}
+          order by e.conversation_id, e.id limit ${limit}
+        ) e
+        union all
+        (select e.app_id, e.id, e.tx::text as tx, e.trigger, e.conversation_id, e.message_id, e.data, e.created_at
+         from events e
+         where e.app_id = ${appId} and e.id > ${afterId} and e.id <= ${upToId}
+           and e.trigger in ('group_member_left', 'group_member_kicked', 'group_member_banned', 'user_blocked', 'user_unblocked')
+           and (e.conversation_id is null or e.conversation_id not in (select key from keys))
+         order by e.id limit ${limit})
+      )
+      select * from candidates order by id limit ${limit}`.execute(tx);
+    return rows.rows.map((row) => ({
+      app_id: row.app_id,
+      id: String(row.id),
+      tx: row.tx,
+      trigger: row.trigger,
+      conversation_id: row.conversation_id,
+      message_id: row.message_id === null ? null : String(row.message_id),
+      data: row.data,
+      created_at: row.created_at,
+    }));
+  }
+
+  /** The oldest event the app's log still holds (its id and when it was recorded), if any. */
+  async firstEvent(appId: string, tx: Executor = this.db): Promise<{ id: string; createdAt: Date } | undefined> {
+    const row = (await sql<{ id: string; created_at: Date }>`select id::text as id, created_at from events where app_id = ${appId} order by id limit 1`.execute(tx)).rows[0];
+    return row && { id: row.id, createdAt: row.created_at };
+  }
+
+  /**
+   * This node holds the user's connections: its presence row (refreshed). Answers whether the
+   * user was offline before (no row of any node, and their status offline), and sets them online.
+   */
+  async markOnline(appId: string, uid: string, nodeId: string, tx: Executor): Promise<{ wasOffline: boolean; lastActiveAt: Date | null } | undefined> {
+    const user = (
+      await sql<{ status: string; last_active_at: Date | null }>`
+        select status, last_active_at from users where app_id = ${appId} and uid = ${uid} for update`.execute(tx)
+    ).rows[0];
+    if (!user) return undefined;
+    await sql`insert into gateway_presence (app_id, uid, node_id) values (${appId}, ${uid}, ${nodeId})
+              on conflict (app_id, uid, node_id) do update set seen_at = now()`.execute(tx);
+    if (user.status === 'online') return { wasOffline: false, lastActiveAt: user.last_active_at };
+    const row = (
+      await sql<{ last_active_at: Date }>`update users set status = 'online', last_active_at = now()
+                where app_id = ${appId} and uid = ${uid} returning last_active_at`.execute(tx)
+    ).rows[0]!;
+    return { wasOffline: true, lastActiveAt: row.last_active_at };
+  }
+
+  /**
+   * `nodeId` holds none of the user's connections any more (its row goes; none given: rows were
+   * taken already). Answers whether the user is now offline (no other node's row), having set
+   * them offline, with their lastActiveAt.
+   */
+  async markOffline(appId: string, uid: string, nodeId: string | undefined, tx: Executor): Promise<{ offline: boolean; lastActiveAt: Date | null } | undefined> {
+    const user = (await sql<{ status: string }>`select status from users where app_id = ${appId} and uid = ${uid} for update`.execute(tx)).rows[0];
+    if (!user) return undefined;
+    if (nodeId !== undefined) await sql`delete from gateway_presence where app_id = ${appId} and uid = ${uid} and node_id = ${nodeId}`.execute(tx);
+    const others = await sql`select 1 from gateway_presence where app_id = ${appId} and uid = ${uid} limit 1`.execute(tx);
+    if (others.rows.length > 0 || user.status !== 'online') return { offline: false, lastActiveAt: null };
+    const row = (
+      await sql<{ last_active_at: Date }>`update users set status = 'offline', last_active_at = now()
+                where app_id = ${appId} and uid = ${uid} returning last_active_at`.execute(tx)
+    ).rows[0]!;
+    return { offline: true, lastActiveAt: row.last_active_at };
+  }
+
+  /** The users' lastActiveAt moved to now (at most once a minute each: the caller decides). */
+  async touchActive(appId: string, uids: readonly string[], tx: Executor = this.db): Promise<void> {
+    if (uids.length === 0) return;
+    await sql`update users set last_active_at = now() where app_id = ${appId} and uid = any(${uids}::text[])`.execute(tx);
+  }
+
+  /** This node is alive: its presence rows refreshed. */
+  async refreshNode(nodeId: string, tx: Executor = this.db): Promise<void> {
+    await sql`update gateway_presence set seen_at = now() where node_id = ${nodeId}`.execute(tx);
+  }
+
+  /** The (app, uid) pairs whose only presence rows are of nodes silent for `staleMs` (gone), those rows taken away. */
+  async takeStale(staleMs: number, limit: number, tx: Executor = this.db): Promise<Array<{ appId: string; uid: string }>> {
+    const rows = await sql<{ app_id: string; uid: string }>`
+      delete from gateway_presence p
+      where (p.app_id, p.uid, p.node_id) in (
+        select app_id, uid, node_id from gateway_presence where seen_at < now() - make_interval(secs => ${staleMs / 1000}) limit ${limit})
+      returning p.app_id, p.uid`.execute(tx);
+    return rows.rows.map((row) => ({ appId: row.app_id, uid: row.uid }));
+  }
+
+  /** Sends `payload` to every gateway listening on GATEWAY_CHANNEL (PostgreSQL), in a statement of its own. */
+  async signal(payload: string, tx: Executor = this.db): Promise<void> {
+    await sql`select pg_notify(${GATEWAY_CHANNEL}, ${payload})`.execute(tx);
+  }
+}

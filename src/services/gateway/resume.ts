@@ -1,0 +1,59 @@
+import type { GatewayRepository } from '../../repositories/gateway/gateway.repository.js';
+import type { EventPayloads } from '../event-payloads.js';
+import { audienceOf, type AudienceView } from './audience.js';
+import { eventFrame, type GatewayConnection } from './frames.js';
+
+/** Events read (and rendered) at a time by a catch-up. */
+const PAGE = 200;
+/** A log whose oldest event is younger than the retention less this has lost nothing to it yet. */
+const RETENTION_MARGIN_MS = 3_600_000;
+
+/**
+ * A resume's catch-up (docs/realtime.md, "Resume"): the events after the client's last id that
+ * the user may see, read by their conversations (GatewayRepository.userEventsAfter, never the
+ * whole app's log), decided by the audience rule, rendered and sent a page at a time as the
+ * connection takes them. Beyond `maxEvents`, or from before what the retention kept, the client
+ * must resync instead.
+ */
+export class Resumer {
+  constructor(
+    private readonly deps: {
+      gateway: GatewayRepository;
+      payloads: EventPayloads;
+      maxEvents: number;
+      retentionMs: number;
+      now?: () => number;
+    },
+  ) {}
+
+  /**
+   * Sends the events the user may see in (after, upTo], in order. Answers whether it sent all of
+   * them (`complete`; else the client must resync) and the last id it covered.
+   */
+  async catchUp(conn: GatewayConnection, after: bigint, upTo: bigint, gone: () => boolean): Promise<{ complete: boolean; lastId: bigint }> {
+    const { gateway, payloads } = this.deps;
+    const first = await gateway.firstEvent(conn.appId);
+    const now = this.deps.now?.() ?? Date.now();
+    if (first && after < BigInt(first.id) - 1n && first.createdAt.getTime() < now - this.deps.retentionMs + RETENTION_MARGIN_MS) return { complete: false, lastId: after };
+    const groups = new Set(await gateway.groupsOf(conn.appId, conn.uid));
+    const uid = conn.uid;
+    const view: AudienceView = { has: (user) => user === uid, membersOf: (guid) => (groups.has(guid) ? [uid] : []) };
+    let cursor = after;
+    let sent = 0;
+    for (;;) {
+      if (gone()) return { complete: false, lastId: cursor };
+      const rows = await gateway.userEventsAfter(conn.appId, uid, String(cursor), String(upTo), PAGE);
+      const kept = rows.filter((row) => audienceOf({ trigger: row.trigger, conversationId: row.conversation_id, data: row.data }, view).length > 0);
+      sent += kept.length;
+      if (sent > this.deps.maxEvents) return { complete: false, lastId: cursor };
+      if (kept.length > 0) {
+        const events = await payloads.render(kept);
+        if (gone()) return { complete: false, lastId: cursor };
+        for (const event of events) conn.write(eventFrame(event), event.id);
+        await conn.drained();
+      }
+      if (rows.length < PAGE) return { complete: true, lastId: upTo };
+      cursor = BigInt(rows[rows.length - 1]!.id);
+    }
+  }
+}
