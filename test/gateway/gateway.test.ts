@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { DEFAULT_GATEWAY } from '../../src/config.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { newUids } from '../helpers/factories.js';
+import { newGroup, newUids } from '../helpers/factories.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 
 // GET /v3/ws over a real socket on loopback: auth, hello, durable frames, resume, revocation.
@@ -154,5 +154,34 @@ describe('the gateway', () => {
     await f.next((x) => x.type === 'typing_ended');
     e.ws.close();
     f.ws.close();
+  });
+
+  it("sends a group's messages and typing to its connected members only, and nothing after a member is kicked but their removal", async () => {
+    const [owner, member, outsider] = await newUids(t, t.appA, 3);
+    const group = await newGroup(t, t.appA, { members: { participants: [member!] } }, owner!);
+    const [o, m, x] = await Promise.all([authed(t.appA, owner!), authed(t.appA, member!), authed(t.appA, outsider!)]);
+    const sendToGroup = async (text: string) => {
+      const response = await t.call(t.appA, '/v3/messages', {
+        method: 'POST',
+        onBehalfOf: owner,
+        body: { receiver: group.guid, receiverType: 'group', category: 'message', type: 'text', data: { text } },
+      });
+      assert.equal(response.statusCode, 200, response.body);
+    };
+    await sendToGroup('to the members');
+    const seen = await m.next((f) => f.type === 'event' && f.trigger === 'message_sent' && f.data.message.data.text === 'to the members');
+    assert.equal(seen.data.message.receiver, group.guid);
+    m.send({ type: 'typing_started', receiver: group.guid, receiverType: 'group' });
+    assert.deepEqual(await o.next((f) => f.type === 'typing_started'), { type: 'typing_started', sender: member, receiver: group.guid, receiverType: 'group' });
+    const kicked = await t.call(t.appA, `/v3/groups/${group.guid}/members/${member}`, { method: 'DELETE' });
+    assert.equal(kicked.statusCode, 200, kicked.body);
+    await m.next((f) => f.type === 'event' && f.trigger === 'group_member_kicked');
+    await sendToGroup('after the kick');
+    await o.next((f) => f.type === 'event' && f.data.message?.data?.text === 'after the kick');
+    // The owner has the message after the kick: anything sent to the member would have come before.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(!m.frames.some((f) => f.type === 'event' && f.data.message?.data?.text === 'after the kick'), 'a kicked member gets nothing after their removal');
+    assert.ok(!x.frames.some((f) => f.type === 'event' || f.type === 'typing_started'), `the outsider got ${JSON.stringify(x.frames)}`);
+    for (const client of [o, m, x]) client.ws.close();
   });
 });
