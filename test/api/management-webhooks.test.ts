@@ -294,7 +294,7 @@ describe('triggers', () => {
     );
   });
 
-  for (const names of [['message_sent', 'no_such_trigger'], ['user_connection_status_changed'], ['call_initiated'], ['before_message']]) {
+  for (const names of [['message_sent', 'no_such_trigger'], ['call_initiated'], ['before_message']]) {
     it(`refuses ${names.join(', ')} with ERR_TRIGGER_NOT_FOUND, adding nothing`, async () => {
       const created = await createWebhook();
       const path = hooks(t.appA, `/${created.id}/triggers`);

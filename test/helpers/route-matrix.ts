@@ -355,7 +355,7 @@ const PUBLIC_ROUTES = [/^\/healthz$/, /^\/readyz$/, /^\/openapi\.json$/, /^\/doc
  * Streams: a request that passes never ends, so an injected one cannot be read. Their keys,
  * isolation and bad input have tests of their own (test/api/event-stream.test.ts).
  */
-const STREAM_ROUTES = [/^\/v3(\.0)?\/events$/];
+const STREAM_ROUTES = [/^\/v3(\.0)?\/events$/, /^\/v3\/ws$/, /^\/v3\/me\/events$/];
 
 /** Method and path of every route, read from Fastify's route tree (HEAD routes are GET's). */
 function routeTable(t: TestApp): Array<{ method: string; path: string }> {

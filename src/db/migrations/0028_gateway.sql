@@ -20,4 +20,6 @@ CREATE TABLE gateway_presence (
   PRIMARY KEY (app_id, uid, node_id),
   FOREIGN KEY (app_id, uid) REFERENCES users (app_id, uid) ON DELETE CASCADE
 );
-CREATE INDEX gateway_presence_node ON gateway_presence (node_id, seen_at);
+-- A node's rows of an app (its connections there going away); the sweeps of every app read the
+-- whole table, which holds one row per user online per node.
+CREATE INDEX gateway_presence_node ON gateway_presence (app_id, node_id);
