@@ -155,7 +155,8 @@ function selectEvents(tx: Executor) {
   return tx.selectFrom('events').select(['app_id', 'id', sql<string>`tx::text`.as('tx'), 'trigger', 'conversation_id', 'message_id', 'data', 'created_at']);
 }
 
-function eventRow(row: { app_id: string; id: string; tx: string; trigger: string; conversation_id: string | null; message_id: string | null; data: unknown; created_at: Date }): EventRow {
+/** An event as its columns read (ids as text or numbers): the one codec of an EventRow. */
+export function eventRow(row: { app_id: string; id: string; tx: string; trigger: string; conversation_id: string | null; message_id: string | null; data: unknown; created_at: Date }): EventRow {
   return {
     app_id: row.app_id,
     id: String(row.id),

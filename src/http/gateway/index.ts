@@ -6,6 +6,7 @@ import { AppError } from '../../domain/errors.js';
 import { EVENT_ID_PATTERN } from '../../domain/events.js';
 import { CLOSE, type GatewayConnection } from '../../services/gateway/frames.js';
 import type { Gateway } from '../../services/gateway/gateway.js';
+import { drainedOf } from '../drained.js';
 import { hijackedReplyClosed } from '../plugins/in-flight.js';
 import { resolveAppId, type TenancySettings } from '../plugins/tenancy.js';
 import { appIdHeaderOf, serveSocket, SUBPROTOCOL } from './ws.routes.js';
@@ -84,7 +85,7 @@ export const gatewayRoutes: FastifyPluginAsync<{ gateway: Gateway; config: Gatew
         res.write(eventId === undefined ? `data: ${frame}\n\n` : `id: ${eventId}\ndata: ${frame}\n\n`);
         if (res.writableLength > config.maxBufferedBytes) res.destroy();
       },
-      drained: () => (res.writableNeedDrain && !ended ? new Promise<void>((resolve) => drainOrClose(res, resolve)) : undefined),
+      drained: drainedOf(res, () => ended),
       close(code, reason) {
         if (ended) return;
         // The close code as a last frame (an EventSource cannot see one), then the end.
@@ -103,13 +104,3 @@ export const gatewayRoutes: FastifyPluginAsync<{ gateway: Gateway; config: Gatew
     }
   });
 };
-
-function drainOrClose(res: NodeJS.WritableStream & { on: (e: string, f: () => void) => unknown; off: (e: string, f: () => void) => unknown }, done: () => void): void {
-  const finish = () => {
-    res.off('drain', finish);
-    res.off('close', finish);
-    done();
-  };
-  res.on('drain', finish);
-  res.on('close', finish);
-}

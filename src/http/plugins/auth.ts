@@ -43,14 +43,15 @@ function header(request: FastifyRequest, name: string): string | undefined {
  */
 export function installAuth(
   scope: FastifyInstance,
-  options: { apps: AppsService; authTokens: AuthTokensService; management: ManagementService; rateLimits: RateLimitsService; tenancy: TenancySettings },
+  services: { apps: AppsService; authTokens: AuthTokensService; management: ManagementService; rateLimits: RateLimitsService },
+  tenancy: TenancySettings,
 ): void {
-  const failures = new AuthFailureGuard(options.rateLimits);
+  const failures = new AuthFailureGuard(services.rateLimits);
   scope.decorateRequest('ctx', null as unknown as RequestContext);
   // A route opened to tokens must say how its path names users (client-access.ts).
   scope.addHook('onRoute', (route) => checkClientRule((route.schema as { operationId?: string } | undefined)?.operationId, route.url));
   scope.addHook('onRequest', async (request, reply) => {
-    const appId = resolveAppId(request.hostname, request.headers.appid, options.tenancy);
+    const appId = resolveAppId(request.hostname, request.headers.appid, tenancy);
     const ctx: RequestContext = { appId, requestId: request.id, log: request.log };
     const apiKey = header(request, 'apikey');
     const key = header(request, 'key');
@@ -58,7 +59,7 @@ export function installAuth(
     const byManagement = apiKey === undefined && request.routeOptions.config.managementCredential === true && (key !== undefined || header(request, 'secret') !== undefined);
     const authToken = apiKey === undefined && !byManagement ? header(request, 'authtoken') : undefined;
     if (authToken !== undefined) {
-      const { credential, uid } = await tokenCredential(request, ctx, authToken, options, failures);
+      const { credential, uid } = await tokenCredential(request, ctx, authToken, services, failures);
       checkClientRequest(request, uid);
       const onBehalfOf = header(request, 'onbehalfof')?.trim();
       if (onBehalfOf && normalizeId(onBehalfOf) !== uid) {
@@ -76,9 +77,9 @@ export function installAuth(
     try {
       if (byManagement) {
         await failures.check(request, ctx);
-        await options.management.authenticate(ctx, key, header(request, 'secret'));
+        await services.management.authenticate(ctx, key, header(request, 'secret'));
       }
-      credential = byManagement ? await options.apps.managementCredential(ctx, key!) : await options.apps.authenticate(ctx, apiKey, () => failures.check(request, ctx));
+      credential = byManagement ? await services.apps.managementCredential(ctx, key!) : await services.apps.authenticate(ctx, apiKey, () => failures.check(request, ctx));
     } catch (error) {
       return failures.refused(request, ctx, error);
     }
@@ -111,17 +112,17 @@ async function tokenCredential(
   request: FastifyRequest,
   ctx: RequestContext,
   authToken: string,
-  options: { apps: AppsService; authTokens: AuthTokensService },
+  services: { apps: AppsService; authTokens: AuthTokensService },
   failures: AuthFailureGuard,
 ): Promise<{ credential: Credential; uid: string }> {
   try {
-    const found = await options.authTokens
+    const found = await services.authTokens
       .authenticate(ctx, authToken, () => failures.check(request, ctx))
       .catch(async (error: unknown) => {
-        if (error instanceof AppError && error.code === 'AUTH_ERR_AUTH_TOKEN_NOT_FOUND') await options.apps.tokenCredential(ctx, '');
+        if (error instanceof AppError && error.code === 'AUTH_ERR_AUTH_TOKEN_NOT_FOUND') await services.apps.tokenCredential(ctx, '');
         throw error;
       });
-    return { credential: await options.apps.tokenCredential(ctx, found.tokenHash), uid: found.uid };
+    return { credential: await services.apps.tokenCredential(ctx, found.tokenHash), uid: found.uid };
   } catch (error) {
     return failures.refused(request, ctx, error);
   }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/transaction.js';
-import type { EventRow } from '../events.repository.js';
+import { eventRow, type EventRow } from '../events.repository.js';
 
 /** The channel on which gateways tell each other of typing, presence and revocations (docs/realtime.md, "Several nodes"). */
 export const GATEWAY_CHANNEL = 'parley_gateway';
@@ -93,16 +93,7 @@ export class GatewayRepository {
          order by e.id limit ${limit})
       )
       select * from candidates order by id limit ${limit}`.execute(tx);
-    return rows.rows.map((row) => ({
-      app_id: row.app_id,
-      id: String(row.id),
-      tx: row.tx,
-      trigger: row.trigger,
-      conversation_id: row.conversation_id,
-      message_id: row.message_id === null ? null : String(row.message_id),
-      data: row.data,
-      created_at: row.created_at,
-    }));
+    return rows.rows.map(eventRow);
   }
 
   /** The oldest event the app's log still holds (its id and when it was recorded), if any. */

@@ -15,13 +15,7 @@ import { importUsersRoutes } from './users.routes.js';
  * (a fullAccess key), and a bound on the calls in flight (see ImportCallLimiter).
  */
 export const dataImportRoutes: FastifyPluginAsync<DataImportRouteOptions & { tenancy: TenancySettings; importCalls: ImportCallLimiter; rateLimited?: boolean }> = async (app, options) => {
-  installAuth(app, {
-    apps: options.services.apps,
-    authTokens: options.services.authTokens,
-    management: options.services.management,
-    rateLimits: options.services.rateLimits,
-    tenancy: options.tenancy,
-  });
+  installAuth(app, options.services, options.tenancy);
   options.importCalls.install(app);
   if (options.rateLimited !== false) installRateLimits(app, options.services.rateLimits);
   const routeOptions = { services: options.services, bodyLimit: options.bodyLimit, hidden: options.hidden };

@@ -8,6 +8,7 @@ import { isTrigger } from '../../../domain/events.js';
 import { errorResponses } from '../../../schemas/common.schema.js';
 import { EventStreamHeaders, EventStreamQuery } from '../../../schemas/events.schema.js';
 import type { RenderedEvent } from '../../../services/event-payloads.js';
+import { drainedOf } from '../../drained.js';
 import { hijackedReplyClosed } from '../../plugins/in-flight.js';
 
 /** A comment line this often keeps proxies from closing a quiet stream. */
@@ -143,7 +144,7 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         if (res.writableLength > MAX_UNSENT_BYTES) res.destroy();
       };
       // A catch-up reads its next page once the socket has taken the last (or the client has gone).
-      const drained = () => (res.writableNeedDrain && !res.destroyed ? new Promise<void>((resolve) => drainOrClose(res, resolve)) : undefined);
+      const drained = drainedOf(res, () => res.destroyed);
       try {
         await services.eventFeed.subscribe({ appId: request.ctx.appId, ...(names?.length ? { triggers: new Set(names) } : {}), send, drained, signal: gone.signal }, from, request.log);
       } catch (error) {
@@ -153,14 +154,3 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     },
   );
 };
-
-/** Calls `done` once, at the response's next 'drain' or its 'close'. */
-function drainOrClose(res: ServerResponse, done: () => void): void {
-  const finish = () => {
-    res.off('drain', finish);
-    res.off('close', finish);
-    done();
-  };
-  res.on('drain', finish);
-  res.on('close', finish);
-}

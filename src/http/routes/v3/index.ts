@@ -69,13 +69,7 @@ export const v3Routes: FastifyPluginAsync<{ services: Services; tenancy: Tenancy
   if (options.hidden) app.addHook('onRoute', (route) => void (route.schema = Object.assign({}, route.schema, { hide: true })));
   // The vendor's SDK pages with `per_page` (query-aliases.ts).
   installQueryAliases(app);
-  installAuth(app, {
-    apps: options.services.apps,
-    authTokens: options.services.authTokens,
-    management: options.services.management,
-    rateLimits: options.services.rateLimits,
-    tenancy: options.tenancy,
-  });
+  installAuth(app, options.services, options.tenancy);
   if (options.rateLimited !== false) installRateLimits(app, options.services.rateLimits);
   for (const routes of V3_ROUTE_MODULES) await app.register(routes, { services: options.services });
 };
