@@ -80,6 +80,16 @@ async function authed(app: CreatedApp, uid: string, resume?: string): Promise<Cl
 }
 
 describe('the gateway', () => {
+  it('answers a plain HTTP request with ERR_BAD_REQUEST, and an unknown app with AUTH_ERR_INVALID_APPID, in the vendor shape', async () => {
+    const plain = await t.app.inject({ method: 'GET', url: `/v3/ws?appId=${t.appA.appId}`, headers: { host: 'localhost' } });
+    assert.equal(plain.statusCode, 400, plain.body);
+    assert.equal(plain.json().error.code, 'ERR_BAD_REQUEST');
+    assert.match(plain.json().error.message, /WebSocket/);
+    const unknown = await t.app.inject({ method: 'GET', url: '/v3/ws?appId=no-such-app', headers: { host: 'localhost' } });
+    assert.equal(unknown.statusCode, 401, unknown.body);
+    assert.equal(unknown.json().error.code, 'AUTH_ERR_INVALID_APPID');
+  });
+
   it('closes 4001 without an auth frame in time, and for a bad token', async () => {
     const silent = await connect(t.appA);
     assert.equal(await silent.closed, 4001);

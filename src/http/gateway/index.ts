@@ -41,17 +41,20 @@ export const gatewayRoutes: FastifyPluginAsync<{ gateway: Gateway; config: Gatew
     return appId;
   };
   const wsApps = new WeakMap<FastifyRequest, string>();
-  app.get(
-    '/v3/ws',
-    {
-      websocket: true,
-      // Tenancy before the upgrade: no such app is answered over HTTP, in the vendor's shape.
-      preValidation: async (request) => {
-        wsApps.set(request, await appOf(request));
-      },
+  app.route({
+    method: 'GET',
+    url: '/v3/ws',
+    schema: { hide: true },
+    // Tenancy before the upgrade: no such app is answered over HTTP, in the vendor's shape.
+    preValidation: async (request) => {
+      wsApps.set(request, await appOf(request));
     },
-    (socket, request) => serveSocket(socket, request, wsApps.get(request)!, gateway, config),
-  );
+    wsHandler: (socket, request) => serveSocket(socket, request, wsApps.get(request)!, gateway, config),
+    // A plain HTTP request (no Upgrade) is told what this is, in the vendor's shape.
+    handler: async () => {
+      throw new AppError('ERR_BAD_REQUEST', { message: `GET /v3/ws is the WebSocket gateway: open it as a WebSocket (subprotocol ${SUBPROTOCOL}; docs/realtime.md).` });
+    },
+  });
 
   app.get('/v3/me/events', { schema: { hide: true } }, async (request, reply) => {
     const appId = await appOf(request);
