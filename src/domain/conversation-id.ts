@@ -43,6 +43,13 @@ export function conversationTypeOf(key: string): ConversationType {
   return key.includes(':') ? 'user' : 'group';
 }
 
+/** What a key names: the two users of a 1:1 conversation (its one `:` splits them), or a group's guid. */
+export function conversationOfKey(key: string): { type: 'user'; uids: [string, string] } | { type: 'group'; guid: string } | undefined {
+  const colon = key.indexOf(':');
+  if (colon >= 0) return { type: 'user', uids: [key.slice(0, colon), key.slice(colon + 1)] };
+  return key.startsWith('group_') ? { type: 'group', guid: key.slice('group_'.length) } : undefined;
+}
+
 const ID = /^[a-z0-9_-]{1,100}$/;
 const SEPARATOR = '_user_';
 

@@ -18,6 +18,8 @@
  * held for moderation review is shown to no socket.
  */
 
+import { conversationOfKey } from '../../domain/conversation-id.js';
+
 /** The users an event may reach, as the caller knows them: on a node, its connected users; on a resume, the user. */
 export interface AudienceView {
   /** Whether the user is one the caller serves. */
@@ -33,7 +35,6 @@ export interface AudienceEvent {
   data: unknown;
 }
 
-const GROUP_PREFIX = 'group_';
 const BLOCKS = new Set(['user_blocked', 'user_unblocked']);
 const JOINS = new Set(['group_member_joined', 'group_member_added']);
 const REMOVALS = new Set(['group_member_left', 'group_member_kicked', 'group_member_banned']);
@@ -51,17 +52,16 @@ export function audienceOf(event: AudienceEvent, view: AudienceView): string[] {
     }
     return out;
   }
-  const colon = key.indexOf(':');
-  if (colon >= 0) {
-    const a = key.slice(0, colon);
-    const b = key.slice(colon + 1);
+  const conversation = conversationOfKey(key);
+  if (conversation?.type === 'user') {
+    const [a, b] = conversation.uids;
     if (view.has(a)) out.push(a);
     if (b !== a && view.has(b)) out.push(b);
     return out;
   }
-  if (!key.startsWith(GROUP_PREFIX)) return out;
+  if (conversation === undefined) return out;
   const seen = new Set<string>();
-  for (const uid of view.membersOf(key.slice(GROUP_PREFIX.length))) seen.add(uid);
+  for (const uid of view.membersOf(conversation.guid)) seen.add(uid);
   for (const uid of subjectsOf(event)) if (view.has(uid)) seen.add(uid);
   for (const uid of seen) out.push(uid);
   return out;
@@ -79,9 +79,9 @@ export function subjectsOf(event: AudienceEvent): string[] {
 
 /** How a membership event changes who is in its group: members `added`, `removed`, or the whole group gone. */
 export function membershipChange(event: AudienceEvent): { guid: string; added?: string[]; removed?: string[]; deleted?: true } | undefined {
-  const key = event.conversationId;
-  if (key === null || !key.startsWith(GROUP_PREFIX) || key.includes(':')) return undefined;
-  const guid = key.slice(GROUP_PREFIX.length);
+  const conversation = event.conversationId === null ? undefined : conversationOfKey(event.conversationId);
+  if (conversation?.type !== 'group') return undefined;
+  const guid = conversation.guid;
   if (event.trigger === 'group_deleted') return { guid, deleted: true };
   if (event.trigger === 'group_created' || JOINS.has(event.trigger)) return { guid, added: subjectsOf(event) };
   if (REMOVALS.has(event.trigger)) return { guid, removed: subjectsOf(event) };
