@@ -147,6 +147,17 @@ $('open').addEventListener('submit', (event) => {
 });
 
 async function open(receiver, receiverType) {
+  if (receiverType === 'user') {
+    // The other user's profile (get-user): their name, and whether there is such a user.
+    try {
+      const user = (await client.rest.call('GET', `/v3/users/${encodeURIComponent(receiver)}`)).data;
+      names.set(receiver, user?.name ?? receiver);
+    } catch (error) {
+      showError('chat-error', error);
+      return;
+    }
+  }
+  showError('chat-error');
   current = { receiver, receiverType };
   shown.clear();
   readUpTo = undefined;
