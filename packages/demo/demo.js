@@ -204,7 +204,8 @@ function inCurrent(message) {
 /** Shows a message of the open conversation once, in id order, whether it came by REST or by event. */
 function render(message) {
   const id = String(message.id);
-  if (!isId(id) || !inCurrent(message)) return;
+  // Action messages (an edit, a delete, a member change) are not bubbles: their events update the message they name.
+  if (!isId(id) || message.category === 'action' || !inCurrent(message)) return;
   const senderName = message.data?.entities?.sender?.entity?.name;
   if (typeof senderName === 'string') names.set(message.sender, senderName);
   const own = message.sender === session.uid;
