@@ -32,6 +32,7 @@ import { managementRoutes } from './http/routes/mgmt/index.js';
 import { setEventStreamLimits } from './http/routes/v3/events.routes.js';
 import { v3Routes } from './http/routes/v3/index.js';
 import { gatewayRoutes } from './http/gateway/index.js';
+import { demoRoutes } from './http/demo/demo.routes.js';
 import { createGateway } from './container-gateway.js';
 import type { Gateway } from './services/gateway/gateway.js';
 import { serializerCompiler } from './schemas/serializer.js';
@@ -57,6 +58,7 @@ export interface BuildAppOptions {
         | 'webhookTimeoutMs'
         | 'webhookRetry'
         | 'corsOrigins'
+        | 'demo'
       >
     > &
     RateLimitConfig;
@@ -207,6 +209,8 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
   await typed.register(v3Routes, { prefix: '/v3.0', services, tenancy, rateLimited, hidden: true });
   // The gateway (docs/realtime.md): GET /v3/ws and GET /v3/me/events, on users' auth tokens, outside the apiKey hook.
   await app.register(gatewayRoutes, { gateway, config: options.config.gateway ?? DEFAULT_GATEWAY, tenancy });
+  // The demo chat page (docs/demo.md): only when PARLEY_DEMO=1, else /demo/ is the API's 404.
+  if (options.config.demo) await app.register(demoRoutes);
   // The management API (docs/management-api.md): the vendor's paths on the host apimgmt.<domain>,
   // and the same operations under /mgmt on any host.
   await typed.register(managementRoutes, { services, tenancy, vendorHost: true });

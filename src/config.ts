@@ -89,6 +89,8 @@ export interface Config {
    * `name=value` pairs, comma- or space-separated, e.g. `shared_buffers=128MB`); docs/deployment.md#memory.
    */
   pgliteSettings: string[];
+  /** The demo chat page at /demo/ (PARLEY_DEMO=1; off by default, and then /demo/ is 404); docs/demo.md. */
+  demo: boolean;
 }
 
 export interface DatabaseTimeouts {
@@ -189,6 +191,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     metricsPort: env.PARLEY_METRICS_PORT ? intVar(env, 'PARLEY_METRICS_PORT', 0, 0, 65535) : undefined,
     metricsPerApp: boolVar(env, 'PARLEY_METRICS_PER_APP'),
     pgliteSettings: pgliteSettingsVar(env.PARLEY_PGLITE_SETTINGS),
+    demo: boolVar(env, 'PARLEY_DEMO'),
     notificationEndpoints: {
       ...(env.PARLEY_FCM_URL ? { fcmUrl: urlVar('PARLEY_FCM_URL', env.PARLEY_FCM_URL) } : {}),
       ...(env.PARLEY_FCM_TOKEN_ORIGINS ? { fcmTokenOrigins: env.PARLEY_FCM_TOKEN_ORIGINS.split(',').map((origin) => new URL(urlVar('PARLEY_FCM_TOKEN_ORIGINS', origin.trim())).origin) } : {}),

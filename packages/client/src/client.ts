@@ -2,7 +2,7 @@ import { type ReconnectCause, type ResolvedBackoff, reconnectDelay, resolveBacko
 import { Emitter } from './emitter.js';
 import type { ClientEvents, ClientOptions, ConnectionState, StateDetail, WebSocketConstructor } from './options.js';
 import { type ClientFrame, CloseCode, type Conversation, type ErrorFrame, type EventFrame, type HelloFrame, type PresenceFrame, parseFrame, SUBPROTOCOL, type TypingFrame } from './protocol.js';
-import { type FetchLike, ParleyRest, type SendMessageInput } from './rest.js';
+import { type FetchLike, ParleyRest, platformFetch, type SendMessageInput } from './rest.js';
 import { SseSocket } from './sse.js';
 import { EventSequence } from './sequence.js';
 import { platformTimers, Timer, type Timers } from './timers.js';
@@ -64,7 +64,7 @@ export class ParleyClient {
     this.WebSocketClass = WebSocketClass;
     const { socketUrl, restBase } = addresses(options.appId, options);
     this.socketUrl = options.transport === 'sse' ? `${restBase}/v3/me/events` : socketUrl;
-    this.fetch = options.fetch ?? (globalThis as { fetch?: FetchLike }).fetch;
+    this.fetch = options.fetch ?? platformFetch();
     this.backoff = resolveBackoff(options.backoff);
     this.random = options.random ?? Math.random;
     this.timers = options.timers ?? platformTimers;

@@ -10,6 +10,16 @@ export interface FetchResponse {
 }
 export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal }) => Promise<FetchResponse>;
 
+/**
+ * The platform's fetch bound to the global object, or undefined where there is none. A browser's
+ * fetch must be called with the window (or no object) as `this`: stored in a field and called as
+ * a method (`this.fetch(...)`), it throws "Illegal invocation".
+ */
+export function platformFetch(): FetchLike | undefined {
+  const fetch = (globalThis as { fetch?: FetchLike }).fetch;
+  return fetch === undefined ? undefined : fetch.bind(globalThis);
+}
+
 export interface RestOptions {
   /** Parley's base url: https://host (and a path prefix, if Parley is served under one). */
   baseUrl: string;
@@ -63,7 +73,7 @@ export class ParleyRest {
   private readonly baseUrl: string;
 
   constructor(private readonly options: RestOptions) {
-    const fetch = options.fetch ?? (globalThis as { fetch?: FetchLike }).fetch;
+    const fetch = options.fetch ?? platformFetch();
     if (!fetch) throw new TypeError('No global fetch here: pass one');
     this.fetch = fetch;
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -115,7 +125,10 @@ export class ParleyRest {
    */
   async call(method: string, path: string, query?: Query, body?: unknown): Promise<Record<string, unknown>> {
     const url = this.url(path, query);
-    const send = () => this.fetch(url, { method, headers: this.headers(body !== undefined), body: body === undefined ? undefined : JSON.stringify(body) });
+    // Called unbound (through a local), never as this object's method: a browser's fetch throws
+    // "Illegal invocation" when its `this` is anything but the window (or undefined).
+    const fetch = this.fetch;
+    const send = () => fetch(url, { method, headers: this.headers(body !== undefined), body: body === undefined ? undefined : JSON.stringify(body) });
     let response = await send();
     if (response.status === 401 && this.options.refreshToken) {
       const refused = await answerOf(response);
