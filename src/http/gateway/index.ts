@@ -28,6 +28,8 @@ export const gatewayRoutes: FastifyPluginAsync<{ gateway: Gateway; config: Gatew
       // Frames above the gateway's bound get an error frame; far above it, ws closes with 1009.
       maxPayload: Math.max(config.maxFrameBytes * 4, 64 * 1024),
       perMessageDeflate: false,
+      // serveSocket checks a text frame's UTF-8 itself: invalid bytes get an error frame, the socket stays open.
+      skipUTF8Validation: true,
       handleProtocols: (protocols: Set<string>) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
     },
     // The shutdown (preClose): every connection closed with 1012, clients reconnect elsewhere.
