@@ -85,6 +85,15 @@ describe('a resume’s plan', () => {
     );
   });
 
+  it('knows the oldest event the log holds by its id, not its text', async () => {
+    const gateway = new GatewayRepository(t.database.db);
+    const first = await gateway.firstEvent(APP);
+    // The oldest id of a log beginning at 9 (as text, '10' would come first).
+    const oldest = BigInt(first!.id);
+    await sql`delete from events where app_id = ${APP} and id < ${String(oldest + 8n)}`.execute(t.database.db);
+    assert.equal((await gateway.firstEvent(APP))?.id, String(oldest + 8n));
+  });
+
   it('reads them by the 0028 indexes, touching rows in proportion to the user’s events, not the log', async () => {
     const query = userEventsAfterQuery(APP, 'me', '0', String(Number.MAX_SAFE_INTEGER), 1_000);
     const result = await sql<{ 'QUERY PLAN': unknown }>`explain (analyze, format json) ${query}`.execute(t.database.db);

@@ -75,9 +75,13 @@ export class GatewayRepository {
     return rows.rows.map(eventRow);
   }
 
-  /** The oldest event the app's log still holds (its id and when it was recorded), if any. */
+  /**
+   * The oldest event the app's log still holds (its id and when it was recorded), if any: the
+   * first of events_pkey's range (ordered by the column: its text would order '10' before '9',
+   * and read the whole log to sort it).
+   */
   async firstEvent(appId: string, tx: Executor = this.db): Promise<{ id: string; createdAt: Date } | undefined> {
-    const row = (await sql<{ id: string; created_at: Date }>`select id::text as id, created_at from events where app_id = ${appId} order by id limit 1`.execute(tx)).rows[0];
+    const row = (await sql<{ id: string; created_at: Date }>`select e.id::text as id, e.created_at from events e where e.app_id = ${appId} order by e.id limit 1`.execute(tx)).rows[0];
     return row && { id: row.id, createdAt: row.created_at };
   }
 
