@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { DEFAULT_GATEWAY } from '../../src/config.js';
@@ -84,6 +85,32 @@ describe('the gateway’s limits', () => {
     await first.closed;
     await until(() => t.gateway.hub.size === 2, 'alice’s first connection to be released');
     await accepted(t.appA, alice!);
+  });
+
+  it('counts the SSE fallback’s connections too: beyond the limit, the same error frame, then an event: close with 4008', async () => {
+    const [frank] = await newUids(t, t.appA, 1);
+    await accepted(t.appA, frank!);
+    await accepted(t.appA, frank!);
+    const token = await tokenOf(t, t.appA, frank!);
+    const stream = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      http
+        .get({ host: '127.0.0.1', port, path: '/v3/me/events', headers: { appid: t.appA.appId, authtoken: token } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        })
+        .on('error', reject);
+    });
+    assert.equal(stream.status, 200);
+    const data = stream.body
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)));
+    assert.equal(data[0]?.type, 'error', stream.body);
+    assert.equal(data[0].code, 'ERR_TOO_MANY_REQUESTS');
+    assert.match(data[0].message, /2 per user/);
+    assert.match(stream.body, /event: close\ndata: \{"type":"close","code":4008/);
   });
 
   it('refuses an app’s connection beyond connectionsPerApp while another app’s users connect, and any beyond connectionsPerNode', async () => {

@@ -84,6 +84,8 @@ export function serveSocket(socket: WebSocket, request: FastifyRequest, appId: s
       case 'auth': {
         if (conn || authenticating) return send(errorFrame('ERR_BAD_REQUEST', 'The connection is authenticated already.'));
         authenticating = true;
+        // The bound is on the frame's arrival: a slow token lookup does not close a client that sent it in time.
+        clearTimeout(authTimer);
         void (async () => {
           let user: { uid: string; tokenHash: string };
           try {
@@ -91,7 +93,6 @@ export function serveSocket(socket: WebSocket, request: FastifyRequest, appId: s
           } catch (error) {
             return close(CLOSE.badToken, error instanceof AppError ? error.code : 'authentication failed');
           }
-          clearTimeout(authTimer);
           if (closed) return;
           const connection: GatewayConnection = {
             id: crypto.randomUUID(),
