@@ -8,6 +8,7 @@ import type { NotificationEndpoints } from '../../src/container-notifications.js
 import type { Database } from '../../src/db/database.js';
 import { silentLogger } from '../../src/domain/context.js';
 import type { RateLimits } from '../../src/domain/rate-limits.js';
+import type { Gateway } from '../../src/services/gateway/gateway.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestDatabase, type TestDatabaseOptions } from './db.js';
 
@@ -27,6 +28,8 @@ export interface CallOptions {
 export interface TestApp {
   app: FastifyInstance;
   services: Services;
+  /** The WebSocket gateway (docs/realtime.md). */
+  gateway: Gateway;
   database: Database;
   /** The database's connection string, on PostgreSQL. */
   url: string | undefined;
@@ -78,7 +81,7 @@ export type TestConfig = Partial<
 export async function createTestApp(options: TestConfig = {}, databaseOptions: TestDatabaseOptions = {}): Promise<TestApp> {
   const testDb = await createTestDatabase(databaseOptions);
   const { clock, eventFeedPace, notificationEndpoints, ...config } = options;
-  const { app, services } = await buildApp({
+  const { app, services, gateway } = await buildApp({
     // Webhooks may call loopback receivers in tests (PARLEY_WEBHOOK_ALLOW_PRIVATE=1) unless a test says
     // otherwise; failed authentications are not limited (every injected request comes from one
     // address, and many tests send wrong keys on purpose) unless a test sets authFailureLimits.
@@ -95,6 +98,7 @@ export async function createTestApp(options: TestConfig = {}, databaseOptions: T
   return {
     app,
     services,
+    gateway,
     database: testDb.database,
     url: testDb.url,
     appA,

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../../config.js';
 import { AppError } from '../../domain/errors.js';
 import { EVENT_ID_PATTERN } from '../../domain/events.js';
-import { CLOSE, type GatewayConnection } from '../../services/gateway/frames.js';
+import { CLOSE, errorFrame, type GatewayConnection } from '../../services/gateway/frames.js';
 import type { Gateway } from '../../services/gateway/gateway.js';
 import { drainedOf } from '../drained.js';
 import { hijackedReplyClosed } from '../plugins/in-flight.js';
@@ -28,6 +28,8 @@ export const gatewayRoutes: FastifyPluginAsync<{ gateway: Gateway; config: Gatew
       // Frames above the gateway's bound get an error frame; far above it, ws closes with 1009.
       maxPayload: Math.max(config.maxFrameBytes * 4, 64 * 1024),
       perMessageDeflate: false,
+      // serveSocket checks a text frame's UTF-8 itself: invalid bytes get an error frame, the socket stays open.
+      skipUTF8Validation: true,
       handleProtocols: (protocols: Set<string>) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
     },
     // The shutdown (preClose): every connection closed with 1012, clients reconnect elsewhere.
@@ -103,6 +105,8 @@ export const gatewayRoutes: FastifyPluginAsync<{ gateway: Gateway; config: Gatew
     } catch (error) {
       const code = error instanceof AppError && error.code === 'ERR_TOO_MANY_REQUESTS' ? CLOSE.rateLimited : CLOSE.restarting;
       if (code !== CLOSE.rateLimited) request.log.warn({ err: error }, 'an SSE gateway connection could not be attached');
+      // A connection limit: said in an error frame (the catalogue's code), as on the WebSocket.
+      if (code === CLOSE.rateLimited) conn.write(errorFrame('ERR_TOO_MANY_REQUESTS', (error as AppError).message));
       conn.close(code, error instanceof AppError ? error.message : 'try again');
     }
   });

@@ -11,16 +11,22 @@ import { readClientFrame } from './client-frames.js';
 
 /** The subprotocol of this protocol (docs/realtime.md). */
 export const SUBPROTOCOL = 'parley.v1';
-/** A resume's catch-up waits while more than this is unsent, and goes on below the half of it. */
+/** A resume's catch-up waits while more than this (or a quarter of maxBufferedBytes) is unsent, and goes on below the half of it. */
 const CATCH_UP_BUFFER = 256 * 1024;
 /** A closed socket whose peer does not answer the close handshake is cut after this. */
 const CLOSE_GRACE_MS = 1_000;
+/** A text frame's bytes as UTF-8 (invalid bytes throw: an error frame, not a dropped socket). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * One WebSocket client (docs/realtime.md): the first frame authenticates within the auth
- * timeout (else 4001); then pings, typing; every frame counts against the frames a second
- * (beyond: 4008) and keeps the connection alive (silent for the idle timeout: closed). Bad
- * frames are answered with an error frame and the socket stays open.
+ * One WebSocket client (docs/realtime.md, "Limits"): the first frame authenticates within the
+ * auth timeout (else 4001); then pings, typing. Every frame takes a token of a bucket of
+ * `framesPerSecond` refilled at that rate (so a client keeping to the rate is never closed,
+ * whatever the jitter; an empty bucket: 4008) and keeps the connection alive (silent for the
+ * idle timeout: closed). Bad frames (not JSON, not UTF-8, binary, too large, unknown) are
+ * answered with an error frame and the socket stays open. Over a connection limit: an
+ * ERR_TOO_MANY_REQUESTS error frame, then 4008. A reader with more than `maxBufferedBytes`
+ * unsent is dropped at once (no close frame could reach it): it reconnects and resumes.
  */
 export function serveSocket(socket: WebSocket, request: FastifyRequest, appId: string, gateway: Gateway, config: GatewayConfig): void {
   const log: Logger = request.log;
@@ -29,8 +35,10 @@ export function serveSocket(socket: WebSocket, request: FastifyRequest, appId: s
   let authenticating = false;
   let detach: (() => void) | undefined;
   let closed = false;
-  let windowStart = Date.now();
-  let framesInWindow = 0;
+  // Room for one more event under maxBufferedBytes once the catch-up goes on.
+  const catchUpBuffer = Math.min(CATCH_UP_BUFFER, Math.floor(config.maxBufferedBytes / 4));
+  let tokens = config.framesPerSecond;
+  let refilledAt = performance.now();
   const close = (code: number, reason: string) => {
     if (closed) return;
     closed = true;
@@ -58,15 +66,16 @@ export function serveSocket(socket: WebSocket, request: FastifyRequest, appId: s
   socket.on('message', (data, isBinary) => {
     if (closed) return;
     idleTimer.refresh();
-    const now = Date.now();
-    if (now - windowStart >= 1_000) {
-      windowStart = now;
-      framesInWindow = 0;
-    }
-    if (++framesInWindow > config.framesPerSecond) return close(CLOSE.rateLimited, 'too many frames');
+    const now = performance.now();
+    tokens = Math.min(config.framesPerSecond, tokens + ((now - refilledAt) * config.framesPerSecond) / 1_000);
+    refilledAt = now;
+    if (tokens < 1) return close(CLOSE.rateLimited, 'too many frames');
+    tokens--;
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
     if (isBinary) return send(errorFrame('ERR_BAD_REQUEST', 'Frames are JSON text, not binary.'));
-    const frame = readClientFrame(bytes.toString('utf8'), bytes.length, config.maxFrameBytes);
+    const text = bytes.length > config.maxFrameBytes ? '' : utf8Of(bytes);
+    if (text === undefined) return send(errorFrame('ERR_BAD_REQUEST', 'A text frame must be UTF-8.'));
+    const frame = readClientFrame(text, bytes.length, config.maxFrameBytes);
     switch (frame.type) {
       case 'invalid':
         return send(errorFrame(frame.code, frame.message));
@@ -75,6 +84,8 @@ export function serveSocket(socket: WebSocket, request: FastifyRequest, appId: s
       case 'auth': {
         if (conn || authenticating) return send(errorFrame('ERR_BAD_REQUEST', 'The connection is authenticated already.'));
         authenticating = true;
+        // The bound is on the frame's arrival: a slow token lookup does not close a client that sent it in time.
+        clearTimeout(authTimer);
         void (async () => {
           let user: { uid: string; tokenHash: string };
           try {
@@ -82,7 +93,6 @@ export function serveSocket(socket: WebSocket, request: FastifyRequest, appId: s
           } catch (error) {
             return close(CLOSE.badToken, error instanceof AppError ? error.code : 'authentication failed');
           }
-          clearTimeout(authTimer);
           if (closed) return;
           const connection: GatewayConnection = {
             id: crypto.randomUUID(),
@@ -90,7 +100,7 @@ export function serveSocket(socket: WebSocket, request: FastifyRequest, appId: s
             uid: user.uid,
             tokenHash: user.tokenHash,
             write: send,
-            drained: () => (socket.bufferedAmount > CATCH_UP_BUFFER && !closed ? waitForBuffer(socket, () => closed) : undefined),
+            drained: () => (socket.bufferedAmount > catchUpBuffer && !closed ? waitForBuffer(socket, catchUpBuffer, () => closed) : undefined),
             close,
           };
           conn = connection;
@@ -99,7 +109,11 @@ export function serveSocket(socket: WebSocket, request: FastifyRequest, appId: s
             if (closed) release();
             else detach = release;
           } catch (error) {
-            if (error instanceof AppError && error.code === 'ERR_TOO_MANY_REQUESTS') return close(CLOSE.rateLimited, error.message.slice(0, 120));
+            if (error instanceof AppError && error.code === 'ERR_TOO_MANY_REQUESTS') {
+              // A connection limit: said in a frame (the catalogue's code), then closed 4008.
+              send(errorFrame(error.code, error.message));
+              return close(CLOSE.rateLimited, error.message.slice(0, 120));
+            }
             log.warn({ err: error }, 'a gateway connection could not be attached');
             close(CLOSE.restarting, 'try again');
           }
@@ -118,10 +132,19 @@ export function serveSocket(socket: WebSocket, request: FastifyRequest, appId: s
   });
 }
 
+/** The frame's text, or undefined when its bytes are not UTF-8. */
+function utf8Of(bytes: Buffer): string | undefined {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Resolves once the socket's unsent data falls under half the catch-up bound (or it closed). */
-function waitForBuffer(socket: WebSocket, closed: () => boolean): Promise<void> {
+function waitForBuffer(socket: WebSocket, bound: number, closed: () => boolean): Promise<void> {
   return new Promise((resolve) => {
-    const check = () => (socket.bufferedAmount <= CATCH_UP_BUFFER / 2 || closed() ? resolve() : setTimeout(check, 5));
+    const check = () => (socket.bufferedAmount <= bound / 2 || closed() ? resolve() : setTimeout(check, 5));
     check();
   });
 }

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Executor } from '../../db/transaction.js';
 import { eventRow, type EventRow } from '../events.repository.js';
 
@@ -71,34 +71,17 @@ export class GatewayRepository {
    * events_app_about_users. Candidates: the gateway's audience rule decides (services/gateway/audience.ts).
    */
   async userEventsAfter(appId: string, uid: string, afterId: string, upToId: string, limit: number, tx: Executor = this.db): Promise<EventRow[]> {
-    const rows = await sql<EventRow & { tx: string }>`
-      with keys as (
-        select conversation_id as key from user_conversations where app_id = ${appId} and uid = ${uid}
-        union
-        select 'group_' || guid from group_members where app_id = ${appId} and uid = ${uid}
-      ),
-      candidates as (
-        select e.* from keys k cross join lateral (
-          select e.app_id, e.id, e.tx::text as tx, e.trigger, e.conversation_id, e.message_id, e.data, e.created_at
-          from events e
-          where e.app_id = ${appId} and e.conversation_id = k.key and e.id > ${afterId} and e.id <= ${upToId}
-          order by e.conversation_id, e.id limit ${limit}
-        ) e
-        union all
-        (select e.app_id, e.id, e.tx::text as tx, e.trigger, e.conversation_id, e.message_id, e.data, e.created_at
-         from events e
-         where e.app_id = ${appId} and e.id > ${afterId} and e.id <= ${upToId}
-           and e.trigger in ('group_member_left', 'group_member_kicked', 'group_member_banned', 'user_blocked', 'user_unblocked')
-           and (e.conversation_id is null or e.conversation_id not in (select key from keys))
-         order by e.id limit ${limit})
-      )
-      select * from candidates order by id limit ${limit}`.execute(tx);
+    const rows = await userEventsAfterQuery(appId, uid, afterId, upToId, limit).execute(tx);
     return rows.rows.map(eventRow);
   }
 
-  /** The oldest event the app's log still holds (its id and when it was recorded), if any. */
+  /**
+   * The oldest event the app's log still holds (its id and when it was recorded), if any: the
+   * first of events_pkey's range (ordered by the column: its text would order '10' before '9',
+   * and read the whole log to sort it).
+   */
   async firstEvent(appId: string, tx: Executor = this.db): Promise<{ id: string; createdAt: Date } | undefined> {
-    const row = (await sql<{ id: string; created_at: Date }>`select id::text as id, created_at from events where app_id = ${appId} order by id limit 1`.execute(tx)).rows[0];
+    const row = (await sql<{ id: string; created_at: Date }>`select e.id::text as id, e.created_at from events e where e.app_id = ${appId} order by e.id limit 1`.execute(tx)).rows[0];
     return row && { id: row.id, createdAt: row.created_at };
   }
 
@@ -165,4 +148,37 @@ export class GatewayRepository {
   async signal(payload: string, tx: Executor = this.db): Promise<void> {
     await sql`select pg_notify(${GATEWAY_CHANNEL}, ${payload})`.execute(tx);
   }
+}
+
+/**
+ * The statement of GatewayRepository.userEventsAfter (its plan is held to the 0028 indexes by
+ * test/gateway/limits-resume-plan.test.ts): each of the user's conversation keys read by
+ * events_app_conversation, the events about users by events_app_about_users. The keys are
+ * compared in events.conversation_id's collation (the default): user_conversations' and
+ * group_members' ids are "C", and a comparison of two collations matches no index, so each key
+ * scanned the whole app's log instead.
+ */
+export function userEventsAfterQuery(appId: string, uid: string, afterId: string, upToId: string, limit: number): RawBuilder<EventRow & { tx: string }> {
+  return sql<EventRow & { tx: string }>`
+      with keys as (
+        select conversation_id collate "default" as key from user_conversations where app_id = ${appId} and uid = ${uid}
+        union
+        select ('group_' || guid) collate "default" from group_members where app_id = ${appId} and uid = ${uid}
+      ),
+      candidates as (
+        select e.* from keys k cross join lateral (
+          select e.app_id, e.id, e.tx::text as tx, e.trigger, e.conversation_id, e.message_id, e.data, e.created_at
+          from events e
+          where e.app_id = ${appId} and e.conversation_id = k.key and e.id > ${afterId} and e.id <= ${upToId}
+          order by e.conversation_id, e.id limit ${limit}
+        ) e
+        union all
+        (select e.app_id, e.id, e.tx::text as tx, e.trigger, e.conversation_id, e.message_id, e.data, e.created_at
+         from events e
+         where e.app_id = ${appId} and e.id > ${afterId} and e.id <= ${upToId}
+           and e.trigger in ('group_member_left', 'group_member_kicked', 'group_member_banned', 'user_blocked', 'user_unblocked')
+           and (e.conversation_id is null or e.conversation_id not in (select key from keys))
+         order by e.id limit ${limit})
+      )
+      select * from candidates order by id limit ${limit}`;
 }

@@ -49,8 +49,13 @@ export class Resumer {
       if (kept.length > 0) {
         const events = await payloads.render(kept);
         if (gone()) return { complete: false, lastId: cursor };
-        for (const event of events) conn.write(eventFrame(event), event.id);
-        await conn.drained();
+        // Each event as the connection takes it: a page written at once could overrun a reader's bound.
+        for (const event of events) {
+          conn.write(eventFrame(event), event.id);
+          const taken = conn.drained();
+          if (taken) await taken;
+        }
+        if (gone()) return { complete: false, lastId: cursor };
       }
       if (rows.length < PAGE) return { complete: true, lastId: upTo };
       cursor = BigInt(rows[rows.length - 1]!.id);
