@@ -27,8 +27,6 @@ export const CLOSE = {
   rateLimited: 4008,
   /** The server is shutting down: reconnect (elsewhere) and resume. */
   restarting: 1012,
-  /** Too far behind (a slow reader): reconnect and resume. */
-  tooSlow: 1013,
 } as const;
 
 export const helloFrame = (connectionId: string, heartbeatMs: number) => JSON.stringify({ type: 'hello', connectionId, heartbeatMs });
