@@ -71,8 +71,10 @@ async function send(app: CreatedApp, from: string, to: string, text: string): Pr
 }
 
 async function authed(app: CreatedApp, uid: string, resume?: string): Promise<Client> {
+  // The token first: the auth timeout (300 ms here) runs from the socket's opening.
+  const authToken = await tokenOf(app, uid);
   const client = await connect(app);
-  client.send({ type: 'auth', authToken: await tokenOf(app, uid), ...(resume ? { resume: { lastEventId: resume } } : {}) });
+  client.send({ type: 'auth', authToken, ...(resume ? { resume: { lastEventId: resume } } : {}) });
   const hello = await client.next((f) => f.type === 'hello');
   assert.equal(typeof hello.connectionId, 'string');
   assert.equal(hello.heartbeatMs, DEFAULT_GATEWAY.heartbeatMs);
