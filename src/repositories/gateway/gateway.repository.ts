@@ -179,6 +179,14 @@ export class GatewayRepository {
     await sql`update gateway_presence set seen_at = now() where node_id = ${nodeId}`.execute(tx);
   }
 
+  /**
+   * This node stops cleanly: its rows are left to be taken as stale (takeStale with `staleMs`)
+   * `graceMs` from now, unless the node refreshes them first. Its users stay online meanwhile.
+   */
+  async handOverNode(nodeId: string, staleMs: number, graceMs: number, tx: Executor = this.db): Promise<void> {
+    await sql`update gateway_presence set seen_at = now() - make_interval(secs => ${(staleMs - graceMs) / 1000}) where node_id = ${nodeId}`.execute(tx);
+  }
+
   /** The (app, uid) pairs whose only presence rows are of nodes silent for `staleMs` (gone), those rows taken away. */
   async takeStale(staleMs: number, limit: number, tx: Executor = this.db): Promise<Array<{ appId: string; uid: string }>> {
     const rows = await sql<{ app_id: string; uid: string }>`
