@@ -11,7 +11,7 @@ import type { CreatedApp } from '../../src/services/apps.service.js';
 let t: TestApp;
 let port: number;
 before(async () => {
-  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, authTimeoutMs: 300, presenceGraceMs: 50 }, eventFeedPace: { pollMs: 10, idlePollMs: 50 } });
+  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, authTimeoutMs: 1_000, presenceGraceMs: 50 }, eventFeedPace: { pollMs: 10, idlePollMs: 50 } });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   port = (t.app.server.address() as { port: number }).port;
 });
@@ -71,7 +71,7 @@ async function send(app: CreatedApp, from: string, to: string, text: string): Pr
 }
 
 async function authed(app: CreatedApp, uid: string, resume?: string): Promise<Client> {
-  // The token first: the auth timeout (300 ms here) runs from the socket's opening.
+  // The token first: the auth timeout (1 s here) runs from the socket's opening.
   const authToken = await tokenOf(app, uid);
   const client = await connect(app);
   client.send({ type: 'auth', authToken, ...(resume ? { resume: { lastEventId: resume } } : {}) });
