@@ -12,7 +12,7 @@ import { openAuthed } from '../helpers/ws-client.js';
 // and fellow group members, and user_connection_status_changed once per real change.
 
 /** Long enough for a reconnect on a slow machine, short enough to wait for. */
-const GRACE_MS = 500;
+const GRACE_MS = 1_000;
 
 let t: TestApp;
 let port: number;
@@ -96,10 +96,11 @@ describe('presence', () => {
     const befriended = await t.call(t.appA, `/v3/users/${bob}/friends`, { method: 'POST', body: { accepted: [watcher] } });
     assert.equal(befriended.statusCode, 200, befriended.body);
     const w = await connect(t.appA, watcher!);
-    const first = await connect(t.appA, bob!);
+    const token = await tokenOf(t.appA, bob!);
+    const first = await openAuthed(port, t.appA.appId, token);
     await w.next(presenceOf(bob!, 'online'));
     await first.close();
-    const back = await connect(t.appA, bob!);
+    const back = await openAuthed(port, t.appA.appId, token);
     await back.close();
     // The only offline is the last close's: a flap after the first would have come before it (one user's changes are in order).
     await w.next(presenceOf(bob!, 'offline'));

@@ -14,7 +14,7 @@ import { openAuthed, withDeadline } from '../helpers/ws-client.js';
 // server's presence round takes the rows. Two apps on one database in this process: the first
 // shuts down, the second is the restarted server.
 
-const GRACE_MS = 1_000;
+const GRACE_MS = 2_000;
 const gateway: GatewayConfig = { ...DEFAULT_GATEWAY, presenceGraceMs: GRACE_MS, lastActiveEveryMs: 1_000 };
 
 let t: TestApp;
