@@ -151,6 +151,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     authTokens: services.authTokens,
     revocations: services.revocations,
     retentionMs: options.config.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS,
+    retention: services.eventRetention,
     committed: () => services.eventSignals.committed(app.log),
     log: app.log,
   });

@@ -8,6 +8,7 @@ import { UsersRepository } from './repositories/users.repository.js';
 import type { AuthTokensService } from './services/auth-tokens.service.js';
 import type { EventFeed } from './services/event-feed.js';
 import type { EventPayloads } from './services/event-payloads.js';
+import type { EventRetention } from './services/event-retention.js';
 import { GatewayBus } from './services/gateway/bus.js';
 import { Gateway } from './services/gateway/gateway.js';
 import { GatewayHub } from './services/gateway/hub.js';
@@ -32,6 +33,8 @@ export function createGateway(
     authTokens: AuthTokensService;
     revocations: Revocations;
     retentionMs: number;
+    /** The event log's retention: it deletes deleted groups' members (for resumes) as old as the events. */
+    retention: Pick<EventRetention, 'retain'>;
     /** A status change committed events: the feeds look at the log now. */
     committed: () => void;
     log: Logger;
@@ -41,6 +44,10 @@ export function createGateway(
   const nodeId = crypto.randomUUID();
   const gatewayRows = new GatewayRepository(database.db);
   const listen = database.listen;
+  deps.retention.retain({
+    apps: () => gatewayRows.appsWithDeletedGroupMembers(),
+    deleteBefore: (appId, cutoff, batch) => gatewayRows.deleteDeletedGroupMembersBefore(appId, cutoff, batch),
+  });
   const bus = new GatewayBus({
     nodeId,
     ...(database.engine === 'postgres'

@@ -19,6 +19,7 @@ export class EventRetention {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = false;
+  private readonly logs: RetainedLog[];
 
   constructor(
     private readonly deps: {
@@ -30,7 +31,14 @@ export class EventRetention {
       retentionMs: number;
       now?: () => number;
     },
-  ) {}
+  ) {
+    this.logs = (deps.logs ?? []).slice();
+  }
+
+  /** Keeps another log as long as the events, from the next sweep on (the gateway's: container-gateway.ts). */
+  retain(log: RetainedLog): void {
+    this.logs.push(log);
+  }
 
   /**
    * Deletes every event older than the retention, app by app, batch after batch, and the
@@ -48,7 +56,7 @@ export class EventRetention {
       total += await this.inBatches(() => deliveries!.deleteSettledBefore(appId, cutoff, BATCH));
       if (this.stopped) return total;
     }
-    for (const log of this.deps.logs ?? []) {
+    for (const log of this.logs) {
       for (const appId of await log.apps()) {
         total += await this.inBatches(() => log.deleteBefore(appId, cutoff, BATCH));
         if (this.stopped) return total;

@@ -11,7 +11,7 @@ import type { CreatedApp } from '../../src/services/apps.service.js';
 let t: TestApp;
 let port: number;
 before(async () => {
-  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, authTimeoutMs: 300, presenceGraceMs: 50 }, eventFeedPace: { pollMs: 10, idlePollMs: 50 } });
+  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, authTimeoutMs: 1_000, presenceGraceMs: 50 }, eventFeedPace: { pollMs: 10, idlePollMs: 50 } });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   port = (t.app.server.address() as { port: number }).port;
 });

@@ -66,13 +66,31 @@ export class GatewayRepository {
 
   /**
    * The events a resuming user may be shown with `afterId < id <= upToId`, oldest first, at most
-   * `limit`: those of their 1:1 conversations (user_conversations) and of their groups, each read
-   * by events_app_conversation, and those about users (ABOUT_USER_TRIGGERS) by
-   * events_app_about_users. Candidates: the gateway's audience rule decides (services/gateway/audience.ts).
+   * `limit`: those of their 1:1 conversations (user_conversations), of their groups, of the
+   * groups they left or were removed from within the range (up to then they were a member), and
+   * of the groups deleted within the range while they were a member (gateway_deleted_group_members,
+   * migration 0029), each read by events_app_conversation; and the blocks (by
+   * events_app_about_users, as the removals above). Candidates: the gateway's audience rule decides, following the
+   * user's memberships through the range (services/gateway/resume.ts).
    */
   async userEventsAfter(appId: string, uid: string, afterId: string, upToId: string, limit: number, tx: Executor = this.db): Promise<EventRow[]> {
     const rows = await userEventsAfterQuery(appId, uid, afterId, upToId, limit).execute(tx);
     return rows.rows.map(eventRow);
+  }
+
+  /** The apps with rows of deleted groups' members (the retention's). */
+  async appsWithDeletedGroupMembers(tx: Executor = this.db): Promise<string[]> {
+    return (await sql<{ app_id: string }>`select distinct app_id from gateway_deleted_group_members`.execute(tx)).rows.map((row) => row.app_id);
+  }
+
+  /** Deletes up to `batch` of the app's rows of deleted groups' members older than `cutoff` (the retention's); answers how many. */
+  async deleteDeletedGroupMembersBefore(appId: string, cutoff: Date, batch: number, tx: Executor = this.db): Promise<number> {
+    const result = await sql`
+      delete from gateway_deleted_group_members d
+      where (d.app_id, d.uid, d.guid, d.tx) in (
+        select app_id, uid, guid, tx from gateway_deleted_group_members
+        where app_id = ${appId} and deleted_at < ${cutoff} order by deleted_at limit ${batch})`.execute(tx);
+    return Number(result.numAffectedRows ?? 0n);
   }
 
   /**
@@ -134,6 +152,14 @@ export class GatewayRepository {
     await sql`update gateway_presence set seen_at = now() where node_id = ${nodeId}`.execute(tx);
   }
 
+  /**
+   * This node stops cleanly: its rows are left to be taken as stale (takeStale with `staleMs`)
+   * `graceMs` from now, unless the node refreshes them first. Its users stay online meanwhile.
+   */
+  async handOverNode(nodeId: string, staleMs: number, graceMs: number, tx: Executor = this.db): Promise<void> {
+    await sql`update gateway_presence set seen_at = now() - make_interval(secs => ${(staleMs - graceMs) / 1000}) where node_id = ${nodeId}`.execute(tx);
+  }
+
   /** The (app, uid) pairs whose only presence rows are of nodes silent for `staleMs` (gone), those rows taken away. */
   async takeStale(staleMs: number, limit: number, tx: Executor = this.db): Promise<Array<{ appId: string; uid: string }>> {
     const rows = await sql<{ app_id: string; uid: string }>`
@@ -164,6 +190,17 @@ export function userEventsAfterQuery(appId: string, uid: string, afterId: string
         select conversation_id collate "default" as key from user_conversations where app_id = ${appId} and uid = ${uid}
         union
         select ('group_' || guid) collate "default" from group_members where app_id = ${appId} and uid = ${uid}
+        union
+        select e.conversation_id from events e
+        where e.app_id = ${appId} and e.id > ${afterId} and e.id <= ${upToId}
+          and e.trigger in ('group_member_left', 'group_member_kicked', 'group_member_banned')
+          and e.conversation_id is not null and (e.data -> 'members' -> ${uid}) is not null
+        union
+        select ('group_' || d.guid) collate "default" from gateway_deleted_group_members d
+        where d.app_id = ${appId} and d.uid = ${uid} and exists (
+          select 1 from events e
+          where e.app_id = ${appId} and e.conversation_id = ('group_' || d.guid) collate "default" and e.id > ${afterId} and e.id <= ${upToId}
+            and e.trigger = 'group_deleted' and e.tx = d.tx)
       ),
       candidates as (
         select e.* from keys k cross join lateral (
@@ -176,8 +213,7 @@ export function userEventsAfterQuery(appId: string, uid: string, afterId: string
         (select e.app_id, e.id, e.tx::text as tx, e.trigger, e.conversation_id, e.message_id, e.data, e.created_at
          from events e
          where e.app_id = ${appId} and e.id > ${afterId} and e.id <= ${upToId}
-           and e.trigger in ('group_member_left', 'group_member_kicked', 'group_member_banned', 'user_blocked', 'user_unblocked')
-           and (e.conversation_id is null or e.conversation_id not in (select key from keys))
+           and e.trigger in ('user_blocked', 'user_unblocked') and e.conversation_id is null
          order by e.id limit ${limit})
       )
       select * from candidates order by id limit ${limit}`;

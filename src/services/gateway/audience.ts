@@ -78,7 +78,15 @@ export function subjectsOf(event: AudienceEvent): string[] {
 }
 
 /** How a membership event changes who is in its group: members `added`, `removed`, or the whole group gone. */
-export function membershipChange(event: AudienceEvent): { guid: string; added?: string[]; removed?: string[]; deleted?: true } | undefined {
+export interface MembershipChange {
+  guid: string;
+  added?: string[];
+  removed?: string[];
+  deleted?: true;
+}
+
+/** The change a membership event makes (see MembershipChange), if it is one. */
+export function membershipChange(event: AudienceEvent): MembershipChange | undefined {
   const conversation = event.conversationId === null ? undefined : conversationOfKey(event.conversationId);
   if (conversation?.type !== 'group') return undefined;
   const guid = conversation.guid;

@@ -6,6 +6,7 @@ import type { EventFeed } from '../event-feed.js';
 import { AppConnections, type Attached } from './app-connections.js';
 import { audienceOf, membershipChange, type AudienceEvent } from './audience.js';
 import { CLOSE, eventFrame, helloFrame, RESUMED, RESYNC_REQUIRED, type GatewayConnection } from './frames.js';
+import { PendingGroups } from './pending-groups.js';
 import type { Resumer } from './resume.js';
 
 export interface HubLimits {
@@ -25,6 +26,8 @@ interface AppState {
   /** Connections being attached or attached (the limits count them). */
   reserved: number;
   reservedByUser: Map<string, number>;
+  /** The users whose groups are being read as they connect, with the changes handed out meanwhile. */
+  pending: PendingGroups;
   stop: AbortController;
 }
 
@@ -107,19 +110,36 @@ export class GatewayHub {
       if (attached && state.connections.remove(attached)) for (const listener of this.lastListeners) listener(conn.appId, conn.uid);
       if (state.reserved === 0) this.dropApp(conn.appId, state);
     };
+    let reading = false;
     try {
-      const groups = state.connections.has(conn.uid) ? [] : await this.deps.gateway.groupsOf(conn.appId, conn.uid);
-      await state.ready;
-      if (released) return release;
+      // The user's groups, unless the index has them (another connection of theirs): the changes
+      // handed out from before the read until the connection joins the index are kept and
+      // applied over it (PendingGroups), so none is missed.
+      let groups: string[] = [];
+      for (;;) {
+        if (!state.connections.has(conn.uid)) {
+          reading = true;
+          state.pending.begin(conn.uid);
+          groups = await this.deps.gateway.groupsOf(conn.appId, conn.uid);
+        }
+        await state.ready;
+        if (released) return release;
+        // The user's other connection went meanwhile: their groups are read after all.
+        if (reading || state.connections.has(conn.uid)) break;
+      }
       // From here to the end of the handover, nothing is awaited between reading lastHanded and
       // holding live frames: every event after it reaches the connection once, live or held.
       attached = { conn, lastId: state.lastHanded, held: resumeFrom === undefined ? undefined : [] };
-      if (state.connections.add(attached, groups)) for (const listener of this.firstListeners) listener(conn.appId, conn.uid);
+      if (state.connections.add(attached, reading ? state.pending.settle(conn.uid, groups) : [])) for (const listener of this.firstListeners) listener(conn.appId, conn.uid);
+      if (reading) state.pending.end(conn.uid);
+      reading = false;
       conn.write(helloFrame(conn.id, limits.heartbeatMs));
       if (resumeFrom !== undefined) await this.resume(attached, BigInt(resumeFrom), () => released);
     } catch (error) {
       release();
       throw error;
+    } finally {
+      if (reading) state.pending.end(conn.uid);
     }
     return release;
   }
@@ -169,7 +189,7 @@ export class GatewayHub {
     let state = this.apps.get(appId);
     if (state) return state;
     const stop = new AbortController();
-    const created: AppState = { connections: new AppConnections(), ready: Promise.resolve(), lastHanded: 0n, reserved: 0, reservedByUser: new Map(), stop };
+    const created: AppState = { connections: new AppConnections(), ready: Promise.resolve(), lastHanded: 0n, reserved: 0, reservedByUser: new Map(), pending: new PendingGroups(), stop };
     state = created;
     created.ready = (async () => {
       const safe = await this.deps.feed.ready(log);
@@ -202,6 +222,7 @@ export class GatewayHub {
         for (const uid of audience) for (const attached of connections.users.get(uid) ?? []) this.writeTo(attached, id, event.id, frame);
       }
       const change = membershipChange(about);
+      if (change) state.pending.note(change);
       if (change?.deleted) connections.dropGroup(change.guid);
       for (const uid of change?.added ?? []) connections.join(change!.guid, uid);
       for (const uid of change?.removed ?? []) connections.leave(change!.guid, uid);

@@ -29,6 +29,8 @@ export class Presence {
   private readonly offlineTimers = new Map<string, NodeJS.Timeout>();
   private readonly online = new Set<string>();
   private ticker: NodeJS.Timeout | undefined;
+  /** Stopped (handed over): the connections closing at the shutdown change nothing. */
+  private stopped = false;
   /** Work in flight per user, in order (an online and an offline of one user never race). */
   private readonly chains = new Map<string, Promise<void>>();
 
@@ -55,26 +57,41 @@ export class Presence {
   /** Refreshes this node's rows, lastActiveAt of its users, and takes away dead nodes' rows, every lastActiveEveryMs. */
   start(): void {
     if (this.ticker) return;
+    this.stopped = false;
     this.ticker = setInterval(() => void this.tick(), this.deps.limits.lastActiveEveryMs);
     this.ticker.unref();
   }
 
-  /** Stops, and sets this node's users offline at once (a shutdown: no grace). */
+  /**
+   * Stops (a clean shutdown): this node's users are handed over for the grace, as if each had
+   * just lost their last connection. Their rows stay, to be taken as stale by a node's next
+   * round once the grace is over (takeStale): a user who reconnects meanwhile, to any node or
+   * to this one restarted, stays online with no change recorded; the others go offline then.
+   */
   async stop(): Promise<void> {
     clearInterval(this.ticker);
     this.ticker = undefined;
+    this.stopped = true;
     for (const [key, timer] of this.offlineTimers) {
       clearTimeout(timer);
       this.offlineTimers.delete(key);
     }
-    for (const key of [...this.online]) {
-      const [appId, uid] = key.split('\u0000') as [string, string];
-      this.queue(key, () => this.goOffline(appId, uid, this.deps.nodeId, true));
-    }
     await Promise.allSettled([...this.chains.values()]);
+    this.online.clear();
+    try {
+      await this.deps.gateway.handOverNode(this.deps.nodeId, this.staleMs, this.deps.limits.graceMs);
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'could not hand this node’s presence over');
+    }
+  }
+
+  /** A node that has not refreshed its rows for this long is gone: three rounds. */
+  private get staleMs(): number {
+    return this.deps.limits.lastActiveEveryMs * 3;
   }
 
   private connected(appId: string, uid: string): void {
+    if (this.stopped) return;
     const key = `${appId}\u0000${uid}`;
     const timer = this.offlineTimers.get(key);
     if (timer) {
@@ -94,6 +111,7 @@ export class Presence {
   }
 
   private disconnected(appId: string, uid: string): void {
+    if (this.stopped) return;
     const key = `${appId}\u0000${uid}`;
     if (this.offlineTimers.has(key)) return;
     const timer = setTimeout(() => {
@@ -104,9 +122,9 @@ export class Presence {
     this.offlineTimers.set(key, timer);
   }
 
-  private async goOffline(appId: string, uid: string, nodeId: string | undefined = this.deps.nodeId, force = false): Promise<void> {
+  private async goOffline(appId: string, uid: string, nodeId: string | undefined = this.deps.nodeId): Promise<void> {
     // Connected again meanwhile (on this node): still online.
-    if (!force && nodeId !== undefined && this.deps.hub.connectionsOf(appId)?.has(uid)) return;
+    if (nodeId !== undefined && this.deps.hub.connectionsOf(appId)?.has(uid)) return;
     if (nodeId !== undefined) this.online.delete(`${appId}\u0000${uid}`);
     const changed = await withTransaction(this.deps.db, 'gateway_offline', async (tx) => {
       const outcome = await this.deps.gateway.markOffline(appId, uid, nodeId, tx);
@@ -170,7 +188,7 @@ export class Presence {
         if (connections) await this.deps.gateway.touchActive(appId, [...connections.users.keys()]);
       }
       // Nodes that have not refreshed for three rounds are gone: their users go offline unless held elsewhere.
-      for (const { appId, uid } of await this.deps.gateway.takeStale(this.deps.limits.lastActiveEveryMs * 3, 1_000)) {
+      for (const { appId, uid } of await this.deps.gateway.takeStale(this.staleMs, 1_000)) {
         this.queue(`${appId}\u0000${uid}`, () => this.goOffline(appId, uid, undefined));
       }
     } catch (error) {
