@@ -119,6 +119,9 @@ describe('a resume’s plan', () => {
       return sum + loops * ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0));
     }, 0);
     const wanted = mine.length + othersAbout.length;
-    assert.ok(touched >= mine.length && touched <= wanted + 10, `${touched} rows of events touched for ${mine.length} of the user’s (${wanted} candidates) in a log of ${LOG}: ${text}`);
+    // The user's removals from `gone` are read twice: by the scan of the events about users (which
+    // names `gone` as a group of theirs during the range) and with the rest of `gone`'s events.
+    const removals = LOG / EVERY / 4;
+    assert.ok(touched >= mine.length && touched <= wanted + removals + 10, `${touched} rows of events touched for ${mine.length} of the user’s (${wanted} candidates) in a log of ${LOG}: ${text}`);
   });
 });

@@ -69,9 +69,10 @@ export class GatewayRepository {
    * `limit`: those of their 1:1 conversations (user_conversations), of their groups, of the
    * groups they left or were removed from within the range (up to then they were a member), and
    * of the groups deleted within the range while they were a member (gateway_deleted_group_members,
-   * migration 0029), each read by events_app_conversation; and the blocks (by
-   * events_app_about_users, as the removals above). Candidates: the gateway's audience rule decides, following the
-   * user's memberships through the range (services/gateway/resume.ts).
+   * migration 0029), each read by events_app_conversation; and the blocks. The removals and the
+   * blocks come from one scan of events_app_about_users over the range. Candidates: the
+   * gateway's audience rule decides, following the user's memberships through the range
+   * (services/gateway/resume.ts).
    */
   async userEventsAfter(appId: string, uid: string, afterId: string, upToId: string, limit: number, tx: Executor = this.db): Promise<EventRow[]> {
     const rows = await userEventsAfterQuery(appId, uid, afterId, upToId, limit).execute(tx);
@@ -186,15 +187,20 @@ export class GatewayRepository {
  */
 export function userEventsAfterQuery(appId: string, uid: string, afterId: string, upToId: string, limit: number): RawBuilder<EventRow & { tx: string }> {
   return sql<EventRow & { tx: string }>`
-      with keys as (
+      with about as materialized (
+        select e.app_id, e.id, e.tx, e.trigger, e.conversation_id, e.message_id, e.data, e.created_at
+        from events e
+        where e.app_id = ${appId} and e.id > ${afterId} and e.id <= ${upToId}
+          and e.trigger in ('group_member_left', 'group_member_kicked', 'group_member_banned', 'user_blocked', 'user_unblocked')
+      ),
+      keys as (
         select conversation_id collate "default" as key from user_conversations where app_id = ${appId} and uid = ${uid}
         union
         select ('group_' || guid) collate "default" from group_members where app_id = ${appId} and uid = ${uid}
         union
-        select e.conversation_id from events e
-        where e.app_id = ${appId} and e.id > ${afterId} and e.id <= ${upToId}
-          and e.trigger in ('group_member_left', 'group_member_kicked', 'group_member_banned')
-          and e.conversation_id is not null and (e.data -> 'members' -> ${uid}) is not null
+        select a.conversation_id from about a
+        where a.trigger in ('group_member_left', 'group_member_kicked', 'group_member_banned')
+          and a.conversation_id is not null and (a.data -> 'members' -> ${uid}) is not null
         union
         select ('group_' || d.guid) collate "default" from gateway_deleted_group_members d
         where d.app_id = ${appId} and d.uid = ${uid} and exists (
@@ -210,11 +216,10 @@ export function userEventsAfterQuery(appId: string, uid: string, afterId: string
           order by e.conversation_id, e.id limit ${limit}
         ) e
         union all
-        (select e.app_id, e.id, e.tx::text as tx, e.trigger, e.conversation_id, e.message_id, e.data, e.created_at
-         from events e
-         where e.app_id = ${appId} and e.id > ${afterId} and e.id <= ${upToId}
-           and e.trigger in ('user_blocked', 'user_unblocked') and e.conversation_id is null
-         order by e.id limit ${limit})
+        (select a.app_id, a.id, a.tx::text as tx, a.trigger, a.conversation_id, a.message_id, a.data, a.created_at
+         from about a
+         where a.trigger in ('user_blocked', 'user_unblocked') and a.conversation_id is null
+         order by a.id limit ${limit})
       )
       select * from candidates order by id limit ${limit}`;
 }
