@@ -70,11 +70,17 @@ type Server = ServerHandle<{ port: number; appId: string; apiKey: string }>;
 class Fleet {
   constructor(readonly generators: GatewayClients[]) {}
   /** seed-<from> .. in parts of at most PER_GENERATOR, one per generator. */
-  async connect(url: string, appId: string, secret: string, from: number, count: number) {
+  async connect(url: string, appId: string, secret: string, from: number, count: number, getToken = false) {
     const share = Math.ceil(count / this.generators.length);
     const parts = this.generators.map((g, i) => ({ g, from: from + share * i, count: Math.max(0, Math.min(share, count - share * i)) })).filter((p) => p.count > 0);
-    const done = await Promise.all(parts.map((p) => p.g.connect({ url, appId, secret, from: p.from, count: p.count, window: 200 })));
-    return { opened: sum(done, (d) => d.opened), failed: sum(done, (d) => d.failed), ms: Math.max(...done.map((d) => d.ms)) };
+    const done = await Promise.all(parts.map((p) => p.g.connect({ url, appId, secret, from: p.from, count: p.count, window: 200, getToken })));
+    return {
+      opened: sum(done, (d) => d.opened),
+      failed: sum(done, (d) => d.failed),
+      ms: Math.max(...done.map((d) => d.ms)),
+      retries: merge(done.map((d) => d.retries)),
+      failedStates: merge(done.map((d) => d.failedStates)),
+    };
   }
   mark(options: { record?: boolean; storm?: boolean } = {}) {
     return Promise.all(this.generators.map((g) => g.mark(options)));
@@ -98,6 +104,7 @@ class Fleet {
       lastResumedAt: Math.max(...parts.map((p) => p.lastResumedAt)),
       rounds: parts[0]!.rounds.map((_, r) => ({ once: sum(parts, (p) => p.rounds[r]!.once), more: sum(parts, (p) => p.rounds[r]!.more), none: sum(parts, (p) => p.rounds[r]!.none) })),
       wireRepeats: parts.reduce((n, p) => n + p.wireRepeats, 0),
+      closes: merge(parts.map((p) => p.closes)),
     };
   }
   close() {
@@ -118,6 +125,11 @@ class Fleet {
   }
 }
 const sum = <T>(items: T[], pick: (item: T) => number) => items.reduce((n, item) => n + pick(item), 0);
+function merge(counts: Array<Record<string, number>>): Record<string, number> {
+  const all: Record<string, number> = {};
+  for (const part of counts) for (const [k, n] of Object.entries(part)) all[k] = (all[k] ?? 0) + n;
+  return all;
+}
 
 /** POST /v3/messages as `sender` (apiKey and onBehalfOf), its text carrying t= (the request's start) and `extra`. */
 function send(agent: http.Agent, port: number, server: { appId: string; apiKey: string }, sender: string, guid: string, extra = ''): Promise<number> {
@@ -268,7 +280,8 @@ export async function gatewayBench(options: GatewayOptions): Promise<GatewayResu
         };
         const idleParley = await idle(server, parleyUrl);
         log(
-          `gateway idle: Parley ${idleParley.opened} sockets (${idleParley.failed} failed) in ${idleParley.ms} ms, RSS ${idleParley.rssBeforeMb} → ${idleParley.rssAfterMb} MB: ${idleParley.kbPerSocket} KB a socket`,
+          `gateway idle: Parley ${idleParley.opened} sockets (${idleParley.failed} not greeted: ${JSON.stringify(idleParley.failedStates)}) in ${idleParley.ms} ms (retries on the way: ${JSON.stringify(idleParley.retries)}), ` +
+            `RSS ${idleParley.rssBeforeMb} → ${idleParley.rssAfterMb} MB: ${idleParley.kbPerSocket} KB a socket`,
         );
         const idleFloor = await idle(floor, floorUrl);
         log(`gateway idle: floor ${idleFloor.opened} sockets in ${idleFloor.ms} ms, RSS ${idleFloor.rssBeforeMb} → ${idleFloor.rssAfterMb} MB: ${idleFloor.kbPerSocket} KB a socket`);
@@ -428,8 +441,9 @@ async function reconnectStorm(
       );
       return statuses.filter((s) => s !== 200).length;
     };
-    const connected = await fleet.connect(`ws://127.0.0.1:${info.port}/v3/ws`, info.appId, run.secret, 1_000, run.storm);
-    log(`gateway storm: ${connected.opened} clients connected (${connected.failed} failed) in ${connected.ms} ms`);
+    // The storm's clients have a getToken(), as an app's do: a 4001 gets one more try with a fresh token.
+    const connected = await fleet.connect(`ws://127.0.0.1:${info.port}/v3/ws`, info.appId, run.secret, 1_000, run.storm, true);
+    log(`gateway storm: ${connected.opened} clients connected (${connected.failed} not greeted) in ${connected.ms} ms (retries on the way: ${JSON.stringify(connected.retries)})`);
     await quiet(run.server);
     await fleet.mark({ storm: true });
     let failedSends = await round(0);
@@ -474,11 +488,13 @@ async function reconnectStorm(
       wireRepeats: state.wireRepeats,
       failedSends,
       states: state.states,
+      closes: state.closes,
     };
     log(
       `gateway storm: SIGTERM → exit ${result.stopSeconds} s (1012 to all by ${result.lastRestartSeconds} s), started again in ${result.restartSeconds} s; ` +
         `${result.resumed} of ${result.clients} resumed, the last ${result.allResumedSeconds} s after SIGTERM (${result.afterReadySeconds} s after it was back); ` +
-        `rounds (once/more/none): ${result.rounds.map((r) => `${r.once}/${r.more}/${r.none}`).join(', ')}; ${result.wireRepeats} repeats on the wire; ${failedSends} sends failed`,
+        `rounds (once/more/none): ${result.rounds.map((r) => `${r.once}/${r.more}/${r.none}`).join(', ')}; ${result.wireRepeats} repeats on the wire; ${failedSends} sends failed; ` +
+        `states at the end ${JSON.stringify(result.states)}, closes on the way ${JSON.stringify(result.closes)}`,
     );
     return result;
   } finally {

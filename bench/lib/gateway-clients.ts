@@ -24,6 +24,8 @@ export interface ConnectSpec {
   count: number;
   /** Clients opening at once (the rest wait for one to get its hello). */
   window: number;
+  /** Give each client a getToken() (answering its token again), as an app gives one that fetches a fresh token. */
+  getToken?: boolean;
 }
 
 /** What a connect came to: clients greeted, not greeted (their states), the retries on the way and why. */
@@ -63,6 +65,8 @@ export interface StormState {
   rounds: Array<{ once: number; more: number; none: number }>;
   /** Event frames that came twice on the wire (the client drops the repeat). */
   wireRepeats: number;
+  /** Why clients went reconnecting (close codes, or a reason) and how many ended unauthorized, since the mark. */
+  closes: Record<string, number>;
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -103,7 +107,15 @@ async function child(): Promise<void> {
       if (opening >= spec.window) await new Promise<void>((resolve) => waiting.push(resolve));
       opening++;
       const uid = `seed-${spec.from + i}`;
-      const client = createClient({ url: spec.url, appId: spec.appId, authToken: benchToken(spec.secret, uid), WebSocket: WebSocket as never, onListenerError: (error) => console.error(error) });
+      const token = benchToken(spec.secret, uid);
+      const client = createClient({
+        url: spec.url,
+        appId: spec.appId,
+        authToken: token,
+        ...(spec.getToken ? { getToken: () => token } : {}),
+        WebSocket: WebSocket as never,
+        onListenerError: (error) => console.error(error),
+      });
       const tracked: Tracked = { client, opened: false, rounds: new Map(), frameIds: new Set() };
       made.push(tracked);
       clients.push(tracked);
@@ -128,6 +140,10 @@ async function child(): Promise<void> {
       });
       client.on('state', (state, detail) => {
         if (state === 'reconnecting' && detail.code === 1012 && stormMark > 0) tracked.restartedAt ??= now();
+        if (stormMark > 0 && (state === 'reconnecting' || state === 'unauthorized')) {
+          const why = state === 'unauthorized' ? `unauthorized after ${detail.code}` : String(detail.code ?? detail.reason ?? 'unknown');
+          stormCloses[why] = (stormCloses[why] ?? 0) + 1;
+        }
         if (state === 'reconnecting' && !tracked.opened) {
           const why = String(detail.code ?? detail.reason ?? 'unknown');
           retries[why] = (retries[why] ?? 0) + 1;
@@ -157,6 +173,7 @@ async function child(): Promise<void> {
     return { opened: made.filter((c) => c.opened).length, failed: made.filter((c) => !c.opened).length, ms: Math.round(now() - started), retries, failedStates: states };
   };
   let wireRepeats = 0;
+  let stormCloses: Record<string, number> = {};
 
   const handlers: Record<string, (args: any) => unknown> = {
     connect: (spec: ConnectSpec) => connect(spec),
@@ -170,6 +187,7 @@ async function child(): Promise<void> {
       if (storm) {
         stormMark = now();
         wireRepeats = 0;
+        stormCloses = {};
         for (const c of clients) {
           c.rounds.clear();
           c.frameIds.clear();
@@ -209,6 +227,7 @@ async function child(): Promise<void> {
           return { once: counts.filter((n) => n === 1).length, more: counts.filter((n) => n > 1).length, none: counts.filter((n) => n === 0).length };
         }),
         wireRepeats,
+        closes: stormCloses,
       };
     },
     close: async () => {

@@ -22,6 +22,9 @@ export interface IdleResult {
   kbPerSocket: number;
   connectCpuSeconds: number;
   generatorRssMb: number;
+  /** Why clients retried while connecting (close codes), and the states of those never greeted. */
+  retries: Record<string, number>;
+  failedStates: Record<string, number>;
 }
 
 export interface GatewayResult {
@@ -51,6 +54,8 @@ export interface GatewayResult {
     wireRepeats: number;
     failedSends: number;
     states: Record<string, number>;
+    /** Why clients went reconnecting during the storm (close codes), and how many ended unauthorized. */
+    closes: Record<string, number>;
     /** CPU seconds over the storm (server: both of its processes). */
     cpu?: Record<string, number>;
   };
