@@ -61,6 +61,8 @@ export interface StormState {
   /** Clients whose resume completed (`resumed`) since the mark, and when the last did. */
   resumed: number;
   lastResumedAt: number;
+  /** When each resume completed (ms since the epoch), in no order. */
+  resumedAts: number[];
   /** Per storm round: clients that got its message once, twice or more (at the listener), not at all. */
   rounds: Array<{ once: number; more: number; none: number }>;
   /** Event frames that came twice on the wire (the client drops the repeat). */
@@ -222,6 +224,7 @@ async function child(): Promise<void> {
         lastRestartAt: Math.max(...restarted, 0),
         resumed: resumed.length,
         lastResumedAt: Math.max(...resumed, 0),
+        resumedAts: resumed,
         rounds: Array.from({ length: rounds }, (_, round) => {
           const counts = clients.map((c) => c.rounds.get(round) ?? 0);
           return { once: counts.filter((n) => n === 1).length, more: counts.filter((n) => n > 1).length, none: counts.filter((n) => n === 0).length };

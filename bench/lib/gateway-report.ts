@@ -46,6 +46,8 @@ export interface GatewayResult {
     stopSeconds: number;
     restartSeconds: number;
     allResumedSeconds: number;
+    resumedP50Seconds: number;
+    resumedP90Seconds: number;
     afterReadySeconds: number;
     restarted: number;
     resumed: number;
@@ -81,17 +83,18 @@ export function gatewayFigures(r: GatewayResult) {
 export function describeGateway(r: GatewayResult): string {
   const f = gatewayFigures(r);
   const missing = r.fanout.reduce((n, t) => n + t.parley.missing, 0);
+  const refused = r.idle.parley.failedStates.unauthorized ?? 0;
   const lost = r.storm.rounds.reduce((n, x) => n + x.none, 0);
   const twice = r.storm.rounds.reduce((n, x) => n + x.more, 0);
   return [
     `\ngateway (PostgreSQL; load average ${r.load.start} at the start, ${r.load.end} at the end, ${r.load.cores} cores):`,
-    `  idle sockets: Parley ${r.idle.parley.opened} (${r.idle.parley.failed} failed), ${r.idle.parley.kbPerSocket} KB RSS each; floor ${r.idle.floor.opened}, ${r.idle.floor.kbPerSocket} KB each ` +
+    `  idle sockets: Parley ${r.idle.parley.opened} (${r.idle.parley.failed} not greeted, ${refused} of them refused 4001), ${r.idle.parley.kbPerSocket} KB RSS each; floor ${r.idle.floor.opened}, ${r.idle.floor.kbPerSocket} KB each ` +
       `(${(r.idle.parley.kbPerSocket / Math.max(1, r.idle.floor.kbPerSocket)).toFixed(1)}x); connecting took ${r.idle.parley.ms} / ${r.idle.floor.ms} ms; 50,000 sockets at Parley's: ${Math.round((r.idle.parley.kbPerSocket * 50_000) / 1024)} MB`,
     `  fan-out at ${r.deliveries} deliveries/s to ${r.group} sockets (medians of ${r.fanout.length} slices): p50 ${f.p50[0]} / floor ${f.p50[1]} ms, p99 ${f.p99[0]} / floor ${f.p99[1]} ms (target p99 ≤ 200 ms); ${missing} missing`,
     `    CPU s a ${r.fanout[0] ? 'slice' : ''}: server ${f.cpu.server}, PostgreSQL ${f.cpu.postgres}, generators ${f.cpu.generators}; floor ${f.cpu.floor}, its generators ${f.cpu.floorGenerators}`,
     `  max deliveries/s: Parley ${f.max[0]}, floor ${f.max[1]}: ${(f.maxRatio * 100).toFixed(0)}% (target ≥ 60%)`,
     `  one message to ${r.group} members, to the last: Parley ${f.one[0]} ms, floor ${f.one[1]} ms`,
     `  reconnect storm, ${r.storm.clients} clients: stop ${r.storm.stopSeconds} s, start ${r.storm.restartSeconds} s, all resumed ${r.storm.allResumedSeconds} s after SIGTERM ` +
-      `(${r.storm.afterReadySeconds} s after the restart); ${r.storm.resumed} resumed; ${lost} messages missed, ${twice} seen twice, ${r.storm.wireRepeats} repeats on the wire`,
+      `(${r.storm.afterReadySeconds} s after the restart; half by ${r.storm.resumedP50Seconds} s, 90% by ${r.storm.resumedP90Seconds} s); ${r.storm.resumed} resumed, ${r.storm.states.unauthorized ?? 0} gave up (unauthorized); ${lost} messages missed, ${twice} seen twice, ${r.storm.wireRepeats} repeats on the wire`,
   ].join('\n');
 }
