@@ -7,7 +7,11 @@
 // (default: limits that never bind), BENCH_WEBHOOK_URL (a webhook on message_sent posting there,
 // for bench/webhooks.ts; a loopback URL needs PARLEY_WEBHOOK_ALLOW_PRIVATE=1), BENCH_MODERATION
 // (rules=10,keywords=10000: that many enabled blocking rules holding that many keywords in all,
-// none of which the send load's text holds, for bench/moderation-ab.ts).
+// none of which the send load's text holds, for bench/moderation-ab.ts); for bench/gateway.ts:
+// BENCH_TOKENS and BENCH_TOKEN_SECRET (auth tokens of the first seeded users), BENCH_PORT (a set
+// port), BENCH_REUSE=1 (a database seeded already: no seeding, its app) and PARLEY_WS_* (the
+// gateway's limits; the per-app bound is raised to 1,000,000 unless given). SIGUSR2 runs a GC
+// when node runs with --expose-gc.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +23,8 @@ import { createLogger, startServer } from '../src/server.js';
 import { shownText } from '../src/services/views/shown-messages.js';
 import { EMAIL_PATTERN, PHONE_PATTERN } from '../src/domain/moderation/builtins.js';
 import { foldText } from '../src/domain/moderation/fold.js';
+import { maskAuthToken, sha256Hex } from '../src/domain/secrets.js';
+import { benchToken } from './lib/gateway-tokens.js';
 import { announceReady } from './lib/processes.js';
 
 const engine = process.env.BENCH_ENGINE ?? 'pglite';
@@ -33,6 +39,10 @@ const config = loadConfig({
   // Rate limits on (so their cost is measured) but far above any rate the bench reaches. Their
   // cost, with the edge checks', is the A/B of bench/hardening-ab.ts (BENCH_WITHOUT below).
   PARLEY_RATE_LIMITS: process.env.PARLEY_RATE_LIMITS ?? 'core=1000000000,standard=1000000000,import=1000000000',
+  // BENCH_PORT: a port of its own (a restart of bench/gateway.ts listens where its clients were).
+  ...(process.env.BENCH_PORT ? { PARLEY_PORT: process.env.BENCH_PORT } : {}),
+  // The gateway's per-app bound (10,000 by default) above the bench's sockets, unless given.
+  PARLEY_WS_CONNECTIONS_PER_APP: process.env.PARLEY_WS_CONNECTIONS_PER_APP ?? '1000000',
 });
 // BENCH_WITHOUT=edgeChecks,rateLimits: a server without those parts, for the A/B of their cost.
 const left = new Set((process.env.BENCH_WITHOUT ?? '').split(',').filter(Boolean));
@@ -41,7 +51,22 @@ const without = {
   ...(left.has('rateLimits') ? { rateLimits: true as const } : {}),
   ...(left.has('metrics') ? { metrics: true as const } : {}),
 };
-const server = await startServer(config, createLogger({ logLevel: 'warn' }, 2), { without });
+// BENCH_LOG_LEVEL: error, for a server refusing many requests at its shutdown (bench/gateway.ts).
+const server = await startServer(config, createLogger({ logLevel: process.env.BENCH_LOG_LEVEL === 'error' ? 'error' : 'warn' }, 2), { without });
+// SIGUSR2: a full GC (with --expose-gc), so that an RSS read after it holds what is live.
+process.on('SIGUSR2', () => (globalThis as { gc?: () => void }).gc?.());
+// BENCH_REUSE=1: another node of (or a restart on) a database seeded already: its app, no seeding.
+if (process.env.BENCH_REUSE === '1') {
+  const [existing] = await server.services.apps.list();
+  announceReady({ port: server.port, appId: existing!.appId, engine: server.database.engine, reused: true });
+  process.on('SIGTERM', () => {
+    void server.close().then(() => {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    });
+  });
+  await new Promise(() => {});
+}
 const app = server.defaultApp ?? (await server.services.apps.create({ appId: '', requestId: 'bench', log: silentLogger }, { name: 'Bench' }));
 
 // Seed users in bulk (the API path is what the scenarios measure, not the seeding).
@@ -105,6 +130,16 @@ for (const [index, size] of histories.entries()) {
   }
   await sql`update conversations set last_message_id = (select max(id) from messages where app_id = ${app.appId} and conversation_id = ${conversationId})
             where app_id = ${app.appId} and conversation_id = ${conversationId}`.execute(server.database.db);
+}
+// BENCH_TOKENS=N and BENCH_TOKEN_SECRET: an auth token for each of seed-0 .. seed-<N-1>
+// (bench/lib/gateway-tokens.ts), stored as issued tokens are (sha256 hash, masked hint).
+const tokens = Number(process.env.BENCH_TOKENS ?? 0);
+for (let from = 0; from < Math.min(tokens, seeded); from += 10_000) {
+  const uids = Array.from({ length: Math.min(tokens, seeded, from + 10_000) - from }, (_, i) => `seed-${from + i}`);
+  const plain = uids.map((uid) => benchToken(process.env.BENCH_TOKEN_SECRET ?? '', uid));
+  await sql`insert into auth_tokens (app_id, uid, token_hash, token_hint)
+            select ${app.appId}, t.uid, t.hash, t.hint
+            from unnest(${uids}::text[], ${plain.map(sha256Hex)}::text[], ${plain.map((token, i) => maskAuthToken(token, uids[i]!))}::text[]) as t(uid, hash, hint)`.execute(server.database.db);
 }
 await server.database.vacuumAnalyze();
 if (process.env.BENCH_WEBHOOK_URL) {

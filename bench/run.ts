@@ -9,6 +9,8 @@
 //                    [--moderation rules=10,keywords=10000] [--notification-rate 200|50] [--notification-slices 10]
 //                    [--notification-slice-seconds 5] [--notification-group 10000] [--memory-idle-seconds 30]
 //                    [--metrics-slices 12] [--metrics-slice-seconds 5]
+//                    [--gateway-sockets 2000] [--gateway-storm 2000] [--gateway-group 1000] [--gateway-deliveries 10000]
+//                    [--gateway-slices 4] [--gateway-burst 100]
 //
 // With PostgreSQL it also runs the crash scenario, import memory (eight maximal import calls at
 // once), the hardening A/B (send with and without the edge checks and rate limits, both servers
@@ -17,6 +19,9 @@
 // metrics A/B (send with the metrics on and scraped, and off, bench/metrics-ab.ts; --metrics-slices 0 skips it), a soak of mixed traffic (--soak-minutes 0 skips it) and webhooks (bench/webhooks.ts).
 // On both engines, notifications (bench/notifications.ts: send latency at a fixed load with push
 // notifications on and off, deliveries to a fake FCM, a large group's; --notification-slices 0 skips it).
+// With PostgreSQL, the gateway (bench/gateway.ts: idle sockets and their RSS, fan-out latency at a
+// fixed load, max deliveries a second, a reconnect storm, each against a bare `ws` floor;
+// --gateway-slices 0 skips it; full sizes: --gateway-sockets 19000 --gateway-storm 10000).
 //
 // Baselines: no-database Fastify routes (for reads: a user, and a 50-message history page), and
 // raw single-row INSERTs over the pg driver at the same concurrency (for writes); with PostgreSQL, the floors of the history page and the send (bench/floors.ts). Every server runs in its own process; autocannon
@@ -40,6 +45,7 @@ import { describeMetrics, metricsAB, type MetricsAbResult } from './metrics-ab.j
 import { webhooksBench, type WebhooksResult } from './webhooks.js';
 import { DEFAULT_RATE as NOTIFICATION_RATE, describeNotifications, notificationsBench, type NotificationsResult } from './notifications.js';
 import { floorScenarios } from './floors.js';
+import { describeGateway, gatewayBench, type GatewayResult } from './gateway.js';
 import { describeMemory as describeQuickStartMemory, memoryBench, type MemoryResult as QuickStartMemoryResult } from './memory.js';
 import { anotherPageEachTime } from './lib/history-load.js';
 import { postgresCpuMeter, startServerProcess, type ServerHandle } from './lib/processes.js';
@@ -84,6 +90,15 @@ const { values } = parseArgs({
     'notification-group': { type: 'string', default: '10000' },
     // The quick start's memory (bench/memory.ts, embedded engine): seconds of each idle phase.
     'memory-idle-seconds': { type: 'string', default: '30' },
+    // The gateway (bench/gateway.ts, PostgreSQL): idle sockets, the storm's clients, the
+    // connected members of the 1,000-member group, the fixed load's deliveries a second, its
+    // slices (0 skips the bench), messages of each burst of the max-rate test.
+    'gateway-sockets': { type: 'string', default: '2000' },
+    'gateway-storm': { type: 'string', default: '2000' },
+    'gateway-group': { type: 'string', default: '1000' },
+    'gateway-deliveries': { type: 'string', default: '10000' },
+    'gateway-slices': { type: 'string', default: '4' },
+    'gateway-burst': { type: 'string', default: '100' },
   },
 });
 const duration = Number(values.duration);
@@ -333,6 +348,7 @@ const crashes: CrashReport[] = [];
 const webhooks: WebhooksResult[] = [];
 const notifications: NotificationsResult[] = [];
 const quickStartMemory: QuickStartMemoryResult[] = [];
+const gateway: GatewayResult[] = [];
 /** The notifications bench on this engine, unless skipped. */
 async function notificationsOn(engine: 'pglite' | 'postgres') {
   if (!wanted('notifications') || Number(values['notification-slices']) <= 0) return;
@@ -439,7 +455,23 @@ for (const engine of engines) {
     }
     if (wanted('webhooks')) webhooks.push(await webhooksBench({ withPostgresDatabase, rounds: Number(values['webhook-rounds']), durationSeconds: duration, log: console.log }));
     await notificationsOn('postgres');
+    if (wanted('gateway') && Number(values['gateway-slices']) > 0) {
+      const result = await gatewayBench({
+        withPostgresDatabase,
+        sockets: Number(values['gateway-sockets']),
+        group: Number(values['gateway-group']),
+        deliveries: Number(values['gateway-deliveries']),
+        slices: Number(values['gateway-slices']),
+        sliceSeconds: 5,
+        burst: Number(values['gateway-burst']),
+        storm: Number(values['gateway-storm']),
+        log: (line) => console.log(line),
+      });
+      gateway.push(result);
+      console.log(describeGateway(result));
+    }
   } else {
+    if (values.only && wanted('gateway')) console.log('gateway: PostgreSQL only; skipped on pglite');
     await parleyScenarios('pglite');
     if (values.only && wanted('crash')) console.log('crash: PostgreSQL only here (test/e2e/crash.test.ts runs a small one on PGlite); skipped on pglite');
     if (values.only && wanted('webhooks')) console.log('webhooks: PostgreSQL only; skipped on pglite');
@@ -463,7 +495,7 @@ await baselineServer?.stop();
 // Each run is kept (a partial run, --only, must not erase the last full one), and the newest
 // is also latest.json.
 const at = new Date().toISOString();
-const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks, hardening, moderation, metrics, webhooks, notifications, quickStartMemory }, null, 2)}\n`;
+const results = `${JSON.stringify({ at, duration, only: values.only ?? null, engine: values.engine, commitLatencyMs, fastify: Object.fromEntries(fastify), rows, imports, crashes, memory, soaks, hardening, moderation, metrics, webhooks, notifications, quickStartMemory, gateway }, null, 2)}\n`;
 const kept = `.bench/run-${at.replace(/[:.]/g, '-')}.json`;
 fs.mkdirSync('.bench', { recursive: true });
 fs.writeFileSync(kept, results);

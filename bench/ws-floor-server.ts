@@ -6,11 +6,14 @@
 // POST /broadcast?count=N&rate=R&bytes=B: N frames of about B bytes, R a second (0: as fast as
 // the sockets take them), each to every socket, each carrying the time it was written (`t=` in
 // ms since the epoch, as Parley's bench messages carry theirs); answers once all are written.
-// GET /stats: sockets open. Env: none. Prints {"ready":{"port":…}} when listening.
+// GET /stats: sockets open. SIGUSR2: a GC (with --expose-gc). Env: none. Prints {"ready":{"port":…}} when listening.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { announceReady } from './lib/processes.js';
+
+// SIGUSR2: a full GC (with --expose-gc), so that an RSS read after it holds what is live.
+process.on('SIGUSR2', () => (globalThis as { gc?: () => void }).gc?.());
 
 const sockets = new Set<WebSocket>();
 /** Event ids go on from one broadcast to the next, as the log's: a client drops an id it has had. */

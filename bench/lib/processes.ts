@@ -18,10 +18,11 @@ export interface ServerHandle<Info> {
  * `root`: the checkout whose bench/ and src/ it runs (another commit's, for bench/against.ts);
  * this one by default.
  */
-export function startServerProcess<Info>(script: string, env: NodeJS.ProcessEnv = {}, { timeoutMs = 600_000, root = '.' } = {}): Promise<ServerHandle<Info>> {
+export function startServerProcess<Info>(script: string, env: NodeJS.ProcessEnv = {}, { timeoutMs = 600_000, root = '.', extraNodeArgs = [] as string[] } = {}): Promise<ServerHandle<Info>> {
   // The node flags `npm start` gives the server, so the bench measures what runs; and
-  // BENCH_SERVER_NODE_ARGS: extra ones, e.g. --cpu-prof to profile it.
-  const nodeArgs = [...startFlags(root), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  // BENCH_SERVER_NODE_ARGS: extra ones, e.g. --cpu-prof to profile it (and the caller's, e.g.
+  // --expose-gc for a memory reading after a GC).
+  const nodeArgs = [...startFlags(root), ...extraNodeArgs, ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.resolve(root, 'bench', script)], {
     cwd: root,
     env: { ...process.env, PARLEY_LOG_LEVEL: 'warn', ...env },
