@@ -5,7 +5,7 @@ import { DEFAULT_GATEWAY } from '../../src/config.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newUids } from '../helpers/factories.js';
-import { openAuthed, openSse, withDeadline } from '../helpers/ws-client.js';
+import { openAuthed, openSocket, openSse, withDeadline } from '../helpers/ws-client.js';
 
 // A gateway connection's life (docs/realtime.md): the heartbeat and the idle close, resumes that
 // cannot be replayed (resync_required, then live), the SSE fallback, and the shutdown's 1012.
@@ -61,6 +61,30 @@ describe('the heartbeat', () => {
       clearInterval(timer);
     }
     await pinging.close();
+  });
+});
+
+describe('an authentication that fails', () => {
+  it('closes 4001 for a refused token, and 1013 (try again) when the token could not be checked', async () => {
+    const [uid] = await newUids(t, t.appA, 1);
+    const token = await tokenOf(t.appA, uid!);
+    const refused = await openSocket(port, t.appA.appId);
+    refused.send({ type: 'auth', authToken: `${token}x` });
+    assert.equal(await withDeadline(refused.closed, 'the refused token’s close'), 4001);
+    // The token's lookup fails as a database outage would: not the client's fault, so not 4001.
+    const authenticate = t.gateway.authenticate;
+    t.gateway.authenticate = async () => {
+      throw new Error('connection terminated unexpectedly');
+    };
+    try {
+      const failed = await openSocket(port, t.appA.appId);
+      failed.send({ type: 'auth', authToken: token });
+      assert.equal(await withDeadline(failed.closed, 'the failed lookup’s close'), 1013);
+    } finally {
+      t.gateway.authenticate = authenticate;
+    }
+    const again = await openAuthed(port, t.appA.appId, token);
+    await again.close();
   });
 });
 

@@ -91,7 +91,15 @@ export function serveSocket(socket: WebSocket, request: FastifyRequest, appId: s
           try {
             user = await gateway.authenticate(ctx, frame.authToken);
           } catch (error) {
-            return close(CLOSE.badToken, error instanceof AppError ? error.code : 'authentication failed');
+            // A refused token is 4001 (the client gets a new one); failed authentications over
+            // their limit 4008; a lookup that failed (the database) 1013, so the client retries.
+            if (error instanceof AppError && error.status === 429) {
+              send(errorFrame(error.code, error.message));
+              return close(CLOSE.rateLimited, error.code);
+            }
+            if (error instanceof AppError && error.status < 500) return close(CLOSE.badToken, error.code);
+            log.warn({ err: error }, 'a gateway connection could not be authenticated');
+            return close(CLOSE.tryAgain, 'try again');
           }
           if (closed) return;
           const connection: GatewayConnection = {

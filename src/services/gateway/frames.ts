@@ -27,6 +27,8 @@ export const CLOSE = {
   rateLimited: 4008,
   /** The server is shutting down: reconnect (elsewhere) and resume. */
   restarting: 1012,
+  /** The token could not be checked (the database failed): reconnect after a backoff and resume. */
+  tryAgain: 1013,
 } as const;
 
 export const helloFrame = (connectionId: string, heartbeatMs: number) => JSON.stringify({ type: 'hello', connectionId, heartbeatMs });
