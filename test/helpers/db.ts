@@ -50,26 +50,80 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
   };
 }
 
-/**
- * A migrated PGlite dump, made once per machine and migration set, so each test file starts
- * from it in under a second instead of migrating.
- */
-async function pgliteTemplate(): Promise<Blob> {
+/** The migrated template's name: the installed PGlite and the migrations (a change to either makes a new one). */
+function templateKey(): string {
   const migrations = loadMigrations();
   const pkg = JSON.parse(fs.readFileSync(path.resolve('node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
-  const hash = crypto.createHash('sha256').update(pkg.version).update(JSON.stringify(migrations)).digest('hex').slice(0, 16);
-  const file = path.join(os.tmpdir(), `parley-pglite-template-${hash}.tar`);
-  if (fs.existsSync(file)) return new Blob([fs.readFileSync(file)]);
+  return crypto.createHash('sha256').update(pkg.version).update(JSON.stringify(migrations)).digest('hex').slice(0, 16);
+}
+
+/**
+ * A migrated PGlite dump, made once per machine and migration set, so each test file starts
+ * from it in under a second instead of migrating; read once per process.
+ */
+let templateBytes: Promise<Uint8Array> | undefined;
+function pgliteTemplate(): Promise<Uint8Array> {
+  templateBytes ??= makePgliteTemplate();
+  return templateBytes;
+}
+
+async function makePgliteTemplate(): Promise<Uint8Array> {
+  const file = path.join(os.tmpdir(), `parley-pglite-template-${templateKey()}.tar`);
+  if (fs.existsSync(file)) return fs.readFileSync(file);
   // From the prebuilt empty cluster, as a new data dir is (initdb in memory if it does not fit this PGlite).
   const prebuilt = await readEmptyCluster();
   const database = await openDatabase({ engine: 'pglite', ...('tar' in prebuilt ? { loadDataDir: new Blob([prebuilt.tar]) } : {}), log: silentLogger });
-  await migrate(database, silentLogger, migrations);
-  const dump = await database.dumpDataDir!();
+  await migrate(database, silentLogger);
+  const dump = new Uint8Array(await (await database.dumpDataDir!()).arrayBuffer());
   await database.close();
   const temporary = `${file}.${process.pid}`;
-  fs.writeFileSync(temporary, Buffer.from(await dump.arrayBuffer()));
+  fs.writeFileSync(temporary, dump);
   fs.renameSync(temporary, file);
   return dump;
+}
+
+/**
+ * The template as the Blob PGlite loads, a copy of its bytes for each database (PGlite's files
+ * may keep pieces of the buffer it reads). A Blob of the bytes would do, but Node reads a Blob
+ * back in small chunks: ~0.3 s of CPU for the 40 MB template, at every database.
+ */
+class TemplateBlob extends Blob {
+  readonly #bytes: Uint8Array;
+  constructor(bytes: Uint8Array) {
+    super([]);
+    this.#bytes = bytes;
+  }
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    return Promise.resolve(this.#bytes.slice().buffer);
+  }
+}
+
+/**
+ * A data dir's `pglite` directory filled with the migrated template and closed, made once per
+ * machine and migration set (as the template is): copying it costs a fraction of loading the
+ * template into PGlite (~1 s of CPU, more at a process's first PGlite).
+ */
+let seededDir: Promise<string> | undefined;
+function seededPgliteDir(): Promise<string> {
+  seededDir ??= (async () => {
+    const dir = path.join(os.tmpdir(), `parley-pglite-seeded-${templateKey()}`);
+    if (fs.existsSync(path.join(dir, 'pglite', 'PG_VERSION'))) return dir;
+    const temporary = fs.mkdtempSync(`${dir}.`);
+    const database = await openDatabase({ engine: 'pglite', dataDir: temporary, loadDataDir: new TemplateBlob(await pgliteTemplate()), log: silentLogger });
+    // A statement before closing: PGlite closed right after loading a dump keeps the process from
+    // exiting (seen with 0.5).
+    await sql`checkpoint`.execute(database.db);
+    await database.close();
+    try {
+      fs.renameSync(temporary, dir);
+    } catch (error) {
+      // Another process made it first.
+      fs.rmSync(temporary, { recursive: true, force: true });
+      if (!fs.existsSync(path.join(dir, 'pglite', 'PG_VERSION'))) throw error;
+    }
+    return dir;
+  })();
+  return seededDir;
 }
 
 /**
@@ -77,11 +131,7 @@ async function pgliteTemplate(): Promise<Blob> {
  * creating and migrating a cluster: as a first start, it then creates the default app.
  */
 export async function seedPgliteDataDir(dataDir: string): Promise<void> {
-  const database = await openDatabase({ engine: 'pglite', dataDir, loadDataDir: await pgliteTemplate(), log: silentLogger });
-  // A statement before closing: PGlite closed right after loading a dump keeps the process from
-  // exiting (seen with 0.5).
-  await sql`checkpoint`.execute(database.db);
-  await database.close();
+  fs.cpSync(path.join(await seededPgliteDir(), 'pglite'), path.join(dataDir, 'pglite'), { recursive: true });
 }
 
 /** Settings a test may give its database: a small pool, short timeouts. */
@@ -104,7 +154,7 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
       },
     };
   }
-  const database = await openDatabase({ engine: 'pglite', loadDataDir: await pgliteTemplate(), timeouts: options.timeouts, log: silentLogger });
+  const database = await openDatabase({ engine: 'pglite', loadDataDir: new TemplateBlob(await pgliteTemplate()), timeouts: options.timeouts, log: silentLogger });
   await migrate(database, silentLogger);
   return { database, url: undefined, drop: () => database.close() };
 }
