@@ -6,11 +6,14 @@ import path from 'node:path';
 import { createPostgresDatabase, seedPgliteDataDir, TEST_ENGINE } from './db.js';
 
 // The CLI as these tests run: compiled, when they run from the test build (scripts/run-tests.mjs:
-// no loader hook to pay for at each start), else the source through tsx.
+// no loader hook to pay for at each start), else the source through tsx. With V8's baseline
+// WebAssembly compiler only (--liftoff-only), as the test processes run (scripts/run-tests.mjs):
+// a process here lives seconds, and optimising PGlite's 9 MB of WebAssembly took more CPU than
+// it gave back (~0.5 s of ~2 s per process, measured).
 const COMPILED = import.meta.url.includes('/.build/');
 const CLI = path.resolve(COMPILED ? '.build/src/cli.js' : 'src/cli.ts');
 /** The node arguments that run `parley` (its arguments follow). */
-export const CLI_ARGS = COMPILED ? [CLI] : ['--import', 'tsx', CLI];
+export const CLI_ARGS = ['--liftoff-only', ...(COMPILED ? [CLI] : ['--import', 'tsx', CLI])];
 
 export interface Deployment {
   env: NodeJS.ProcessEnv;
