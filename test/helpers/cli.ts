@@ -25,13 +25,13 @@ export interface Deployment {
 /**
  * A data dir and, when testing PostgreSQL, a fresh database: what one deployment uses.
  * `migrated`: on PGlite, the data dir is filled with the migrated template (seedPgliteDataDir),
- * so the first start skips the migrations (the bulk of its time) and still creates the default app and
- * prints its banner; for tests that look at something else than a fresh data dir's first start
+ * on PostgreSQL the database is a copy of a migrated template, so the first start skips the
+ * migrations (the bulk of its time) and still creates the default app and prints its banner; for tests that look at something else than a fresh data dir's first start
  * (test/e2e/cli.test.ts runs one).
  */
 export async function newDeployment(extra: NodeJS.ProcessEnv = {}, { migrated = false } = {}): Promise<Deployment> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-e2e-'));
-  const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
+  const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase({ migrated }) : undefined;
   if (migrated && !pg) await seedPgliteDataDir(dataDir);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
