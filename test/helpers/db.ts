@@ -196,13 +196,13 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
 
 /**
  * The configuration of an in-process server (startServer) on a deployment of its own: a fresh
- * data dir (filled with the migrated template on PGlite, so its start skips the migrations) or a fresh
- * PostgreSQL database, plain HTTP on loopback, with `env` over that. Cleanups go to `cleanups`.
+ * data dir, filled with the migrated template on PGlite, or a fresh PostgreSQL database copied from
+ * the migrated template (either way its start skips the migrations), plain HTTP on loopback, with `env` over that. Cleanups go to `cleanups`.
  */
 export async function serverDeployment(prefix: string, env: Record<string, string>, cleanups: Array<() => unknown>): Promise<{ config: Config; dataDir: string; url: string | undefined }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
   cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
+  const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase({ migrated: true }) : undefined;
   if (pg) cleanups.push(() => pg.drop());
   else await seedPgliteDataDir(dataDir);
   const config = loadConfig({
