@@ -23,7 +23,7 @@ export interface AppsFlags {
 /** What `apps create` prints besides the keys: the app's base URL and a curl line. */
 export type AppsConfig = Pick<Config, 'insecureHttp' | 'domain' | 'port' | 'tlsCertFile' | 'dataDir'>;
 
-function required(io: CommandIo, value: string | undefined, flag: string): string {
+function required(io: Pick<CommandIo, 'usage'>, value: string | undefined, flag: string): string {
   if (!value) throw io.usage(`--${flag} is required.`);
   return value;
 }
@@ -34,9 +34,14 @@ export function displayPath(file: string): string {
   return relative && !relative.startsWith('..') ? relative : file;
 }
 
+/** The usage errors of `apps create`, which need no database: cli.ts checks them before opening it. */
+export function appsCreateName(io: Pick<CommandIo, 'usage'>, flags: AppsFlags): string {
+  return required(io, flags.name, 'name');
+}
+
 /** `parley apps create --name NAME [--id APPID] [--json]` (the region is the deployment's). */
 export async function appsCreate(services: Services, io: CommandIo, config: AppsConfig, flags: AppsFlags): Promise<number> {
-  const app = await services.apps.create(io.context(''), { name: required(io, flags.name, 'name'), appId: flags.id });
+  const app = await services.apps.create(io.context(''), { name: appsCreateName(io, flags), appId: flags.id });
   if (flags.json) {
     console.log(JSON.stringify({ appId: app.appId, region: app.region, apiKey: app.apiKey, authKey: app.authKey }));
     return 0;

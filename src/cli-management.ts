@@ -50,8 +50,15 @@ export const MANAGEMENT_USAGE = `  admin keys create [--name NAME] [--json]
                                  A new signing secret, shown once; the old one keeps signing
                                  beside it for --overlap seconds`;
 
+/** The usage errors of `admin keys`, which need no database: cli.ts checks them before opening it. */
+export function adminKeysUsage(io: Pick<CommandIo, 'usage'>, sub: string | undefined, key: string | undefined): void {
+  if (sub !== 'create' && sub !== 'list' && sub !== 'revoke') throw io.usage(`Unknown command: admin keys ${sub ?? ''}`);
+  if (sub === 'revoke' && !key) throw io.usage('admin keys revoke needs the key to revoke: parley admin keys revoke KEY');
+}
+
 /** `parley admin keys create|list|revoke`. */
 export async function adminKeysCommand(services: Services, io: CommandIo, sub: string | undefined, flags: ManagementFlags, key: string | undefined): Promise<number> {
+  adminKeysUsage(io, sub, key);
   const ctx = io.context('');
   if (sub === 'create') {
     const created = await services.management.createKey(ctx, { name: flags.name });

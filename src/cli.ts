@@ -2,9 +2,9 @@
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { appsCreate, appsLimits, appsList, displayPath, keysCreate, keysList, keysRevoke } from './cli-apps.js';
+import { appsCreate, appsCreateName, appsLimits, appsList, displayPath, keysCreate, keysList, keysRevoke } from './cli-apps.js';
 import { importCommand } from './cli-import.js';
-import { adminKeysCommand, MANAGEMENT_USAGE, managementKeyLines, webhooksCommand } from './cli-management.js';
+import { adminKeysCommand, adminKeysUsage, MANAGEMENT_USAGE, managementKeyLines, webhooksCommand } from './cli-management.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import type { createServices } from './container.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
@@ -106,7 +106,11 @@ export async function main(argv: string[]): Promise<number> {
     case 'serve':
       return serve(config);
     case 'apps':
-      if (sub === 'create') return withServices(config, (services) => appsCreate(services, cliIo, config, flags));
+      if (sub === 'create') {
+        // Usage errors before the database: opening it takes seconds on the embedded engine.
+        appsCreateName(cliIo, flags);
+        return withServices(config, (services) => appsCreate(services, cliIo, config, flags));
+      }
       if (sub === 'list') return withServices(config, (services) => appsList(services, flags));
       if (sub === 'limits') return withServices(config, (services) => appsLimits(services, cliIo, flags));
       break;
@@ -116,7 +120,10 @@ export async function main(argv: string[]): Promise<number> {
       if (sub === 'revoke') return withServices(config, (services) => keysRevoke(services, cliIo, flags, rest[0]));
       break;
     case 'admin':
-      if (sub === 'keys') return withServices(config, (services) => adminKeysCommand(services, cliIo, rest[0], flags, rest[1]));
+      if (sub === 'keys') {
+        adminKeysUsage(cliIo, rest[0], rest[1]);
+        return withServices(config, (services) => adminKeysCommand(services, cliIo, rest[0], flags, rest[1]));
+      }
       break;
     case 'webhooks':
       return withServices(config, (services) => webhooksCommand(services, cliIo, sub, flags, rest[0], rest[1]));

@@ -6,11 +6,14 @@ import path from 'node:path';
 import { createPostgresDatabase, seedPgliteDataDir, TEST_ENGINE } from './db.js';
 
 // The CLI as these tests run: compiled, when they run from the test build (scripts/run-tests.mjs:
-// no loader hook to pay for at each start), else the source through tsx.
+// no loader hook to pay for at each start), else the source through tsx. With V8's baseline
+// WebAssembly compiler only (--liftoff-only), as the test processes run (scripts/run-tests.mjs):
+// a process here lives seconds, and optimising PGlite's 9 MB of WebAssembly took more CPU than
+// it gave back (~0.5 s of ~2 s per process, measured).
 const COMPILED = import.meta.url.includes('/.build/');
 const CLI = path.resolve(COMPILED ? '.build/src/cli.js' : 'src/cli.ts');
 /** The node arguments that run `parley` (its arguments follow). */
-export const CLI_ARGS = COMPILED ? [CLI] : ['--import', 'tsx', CLI];
+export const CLI_ARGS = ['--liftoff-only', ...(COMPILED ? [CLI] : ['--import', 'tsx', CLI])];
 
 export interface Deployment {
   env: NodeJS.ProcessEnv;
@@ -22,13 +25,13 @@ export interface Deployment {
 /**
  * A data dir and, when testing PostgreSQL, a fresh database: what one deployment uses.
  * `migrated`: on PGlite, the data dir is filled with the migrated template (seedPgliteDataDir),
- * so the first start skips the migrations (the bulk of its time) and still creates the default app and
- * prints its banner; for tests that look at something else than a fresh data dir's first start
+ * on PostgreSQL the database is a copy of a migrated template, so the first start skips the
+ * migrations (the bulk of its time) and still creates the default app and prints its banner; for tests that look at something else than a fresh data dir's first start
  * (test/e2e/cli.test.ts runs one).
  */
 export async function newDeployment(extra: NodeJS.ProcessEnv = {}, { migrated = false } = {}): Promise<Deployment> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-e2e-'));
-  const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
+  const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase({ migrated }) : undefined;
   if (migrated && !pg) await seedPgliteDataDir(dataDir);
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -24,52 +24,141 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh PostgreSQL database, dropped by the returned function. */
-export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `parley_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+/** Runs `statement` on the admin database. */
+async function adminQuery(statement: string): Promise<void> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   try {
-    await admin.query(`create database ${name}`);
+    await admin.query(statement);
   } finally {
     await admin.end();
   }
+}
+
+/**
+ * A fresh PostgreSQL database, dropped by the returned function: empty, or with `{ migrated: true }`
+ * a copy of a migrated template database (made once per server and migration set, as PGlite's
+ * template is), which costs the server less than running the migrations.
+ */
+export async function createPostgresDatabase({ migrated = false } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `parley_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+  const template = migrated ? await postgresTemplate() : undefined;
+  await adminQuery(`create database ${name}${template ? ` template ${template}` : ''}`);
+  return { url: databaseUrl(name), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
+}
+
+function databaseUrl(name: string): string {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: ADMIN_URL });
-      await client.connect();
+  return url.toString();
+}
+
+/** The migrated template database's name; no one connects to it once made (CREATE DATABASE ... TEMPLATE needs that). */
+let postgresTemplateName: Promise<string> | undefined;
+function postgresTemplate(): Promise<string> {
+  postgresTemplateName ??= (async () => {
+    const name = `parley_template_${templateKey()}`;
+    const admin = new pg.Client({ connectionString: ADMIN_URL });
+    await admin.connect();
+    try {
+      if ((await admin.query('select 1 from pg_database where datname = $1', [name])).rowCount) return name;
+    } finally {
+      await admin.end();
+    }
+    // Made under a name of its own, then renamed: a process that finds the name taken drops its copy.
+    const own = `${name}_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+    await adminQuery(`create database ${own}`);
+    try {
+      const database = await openDatabase({ engine: 'postgres', url: databaseUrl(own), poolSize: 1, log: silentLogger });
       try {
-        await client.query(`drop database if exists ${name} with (force)`);
+        await migrate(database, silentLogger);
       } finally {
-        await client.end();
+        await database.close();
       }
-    },
-  };
+      await adminQuery(`alter database ${own} rename to ${name}`);
+    } catch (error) {
+      await adminQuery(`drop database if exists ${own} with (force)`);
+      if ((error as { code?: string }).code !== '42P04') throw error; // duplicate_database: another process made it first
+    }
+    return name;
+  })();
+  return postgresTemplateName;
+}
+
+/** The migrated template's name: the installed PGlite and the migrations (a change to either makes a new one). */
+function templateKey(): string {
+  const migrations = loadMigrations();
+  const pkg = JSON.parse(fs.readFileSync(path.resolve('node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
+  return crypto.createHash('sha256').update(pkg.version).update(JSON.stringify(migrations)).digest('hex').slice(0, 16);
 }
 
 /**
  * A migrated PGlite dump, made once per machine and migration set, so each test file starts
- * from it in under a second instead of migrating.
+ * from it in under a second instead of migrating; read once per process.
  */
-async function pgliteTemplate(): Promise<Blob> {
-  const migrations = loadMigrations();
-  const pkg = JSON.parse(fs.readFileSync(path.resolve('node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
-  const hash = crypto.createHash('sha256').update(pkg.version).update(JSON.stringify(migrations)).digest('hex').slice(0, 16);
-  const file = path.join(os.tmpdir(), `parley-pglite-template-${hash}.tar`);
-  if (fs.existsSync(file)) return new Blob([fs.readFileSync(file)]);
+let templateBytes: Promise<Uint8Array> | undefined;
+function pgliteTemplate(): Promise<Uint8Array> {
+  templateBytes ??= makePgliteTemplate();
+  return templateBytes;
+}
+
+async function makePgliteTemplate(): Promise<Uint8Array> {
+  const file = path.join(os.tmpdir(), `parley-pglite-template-${templateKey()}.tar`);
+  if (fs.existsSync(file)) return fs.readFileSync(file);
   // From the prebuilt empty cluster, as a new data dir is (initdb in memory if it does not fit this PGlite).
   const prebuilt = await readEmptyCluster();
   const database = await openDatabase({ engine: 'pglite', ...('tar' in prebuilt ? { loadDataDir: new Blob([prebuilt.tar]) } : {}), log: silentLogger });
-  await migrate(database, silentLogger, migrations);
-  const dump = await database.dumpDataDir!();
+  await migrate(database, silentLogger);
+  const dump = new Uint8Array(await (await database.dumpDataDir!()).arrayBuffer());
   await database.close();
   const temporary = `${file}.${process.pid}`;
-  fs.writeFileSync(temporary, Buffer.from(await dump.arrayBuffer()));
+  fs.writeFileSync(temporary, dump);
   fs.renameSync(temporary, file);
   return dump;
+}
+
+/**
+ * The template as the Blob PGlite loads, a copy of its bytes for each database (PGlite's files
+ * may keep pieces of the buffer it reads). A Blob of the bytes would do, but Node reads a Blob
+ * back in small chunks: ~0.3 s of CPU for the 40 MB template, at every database.
+ */
+class TemplateBlob extends Blob {
+  readonly #bytes: Uint8Array;
+  constructor(bytes: Uint8Array) {
+    super([]);
+    this.#bytes = bytes;
+  }
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    return Promise.resolve(this.#bytes.slice().buffer);
+  }
+}
+
+/**
+ * A data dir's `pglite` directory filled with the migrated template and closed, made once per
+ * machine and migration set (as the template is): copying it costs a fraction of loading the
+ * template into PGlite (~1 s of CPU, more at a process's first PGlite).
+ */
+let seededDir: Promise<string> | undefined;
+function seededPgliteDir(): Promise<string> {
+  seededDir ??= (async () => {
+    const dir = path.join(os.tmpdir(), `parley-pglite-seeded-${templateKey()}`);
+    if (fs.existsSync(path.join(dir, 'pglite', 'PG_VERSION'))) return dir;
+    const temporary = fs.mkdtempSync(`${dir}.`);
+    const database = await openDatabase({ engine: 'pglite', dataDir: temporary, loadDataDir: new TemplateBlob(await pgliteTemplate()), log: silentLogger });
+    // A statement before closing: PGlite closed right after loading a dump keeps the process from
+    // exiting (seen with 0.5).
+    await sql`checkpoint`.execute(database.db);
+    await database.close();
+    try {
+      fs.renameSync(temporary, dir);
+    } catch (error) {
+      // Another process made it first.
+      fs.rmSync(temporary, { recursive: true, force: true });
+      if (!fs.existsSync(path.join(dir, 'pglite', 'PG_VERSION'))) throw error;
+    }
+    return dir;
+  })();
+  return seededDir;
 }
 
 /**
@@ -77,11 +166,7 @@ async function pgliteTemplate(): Promise<Blob> {
  * creating and migrating a cluster: as a first start, it then creates the default app.
  */
 export async function seedPgliteDataDir(dataDir: string): Promise<void> {
-  const database = await openDatabase({ engine: 'pglite', dataDir, loadDataDir: await pgliteTemplate(), log: silentLogger });
-  // A statement before closing: PGlite closed right after loading a dump keeps the process from
-  // exiting (seen with 0.5).
-  await sql`checkpoint`.execute(database.db);
-  await database.close();
+  fs.cpSync(path.join(await seededPgliteDir(), 'pglite'), path.join(dataDir, 'pglite'), { recursive: true });
 }
 
 /** Settings a test may give its database: a small pool, short timeouts. */
@@ -92,7 +177,7 @@ export interface TestDatabaseOptions {
 
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   if (TEST_ENGINE === 'postgres') {
-    const created = await createPostgresDatabase();
+    const created = await createPostgresDatabase({ migrated: true });
     const database = await openDatabase({ engine: 'postgres', url: created.url, poolSize: options.poolSize ?? 10, timeouts: options.timeouts, log: silentLogger });
     await migrate(database, silentLogger);
     return {
@@ -104,20 +189,20 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
       },
     };
   }
-  const database = await openDatabase({ engine: 'pglite', loadDataDir: await pgliteTemplate(), timeouts: options.timeouts, log: silentLogger });
+  const database = await openDatabase({ engine: 'pglite', loadDataDir: new TemplateBlob(await pgliteTemplate()), timeouts: options.timeouts, log: silentLogger });
   await migrate(database, silentLogger);
   return { database, url: undefined, drop: () => database.close() };
 }
 
 /**
  * The configuration of an in-process server (startServer) on a deployment of its own: a fresh
- * data dir (filled with the migrated template on PGlite, so its start skips the migrations) or a fresh
- * PostgreSQL database, plain HTTP on loopback, with `env` over that. Cleanups go to `cleanups`.
+ * data dir, filled with the migrated template on PGlite, or a fresh PostgreSQL database copied from
+ * the migrated template (either way its start skips the migrations), plain HTTP on loopback, with `env` over that. Cleanups go to `cleanups`.
  */
 export async function serverDeployment(prefix: string, env: Record<string, string>, cleanups: Array<() => unknown>): Promise<{ config: Config; dataDir: string; url: string | undefined }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
   cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase() : undefined;
+  const pg = TEST_ENGINE === 'postgres' ? await createPostgresDatabase({ migrated: true }) : undefined;
   if (pg) cleanups.push(() => pg.drop());
   else await seedPgliteDataDir(dataDir);
   const config = loadConfig({
