@@ -257,7 +257,9 @@ describe('push notifications', () => {
 
   it('drops what a channel still owes when its last provider goes: adding one back sends no old notification', async () => {
     let failing = true;
-    const receiver = await startReceiver(() => ({ status: failing ? 503 : 200 }));
+    // The second refusal asks for a minute (Retry-After): no third attempt can be under way when
+    // the provider goes (an attempt that began before the delete may still arrive after it).
+    const receiver = await startReceiver((_request, n) => (failing ? { status: 503, ...(n === 1 ? { headers: { 'retry-after': '60' } } : {}) } : { status: 200 }));
     try {
       const app = await t.services.apps.create({ appId: '', requestId: 'test', log: silentLogger }, { name: uniqueId('dropped') });
       const url = '/v3/notifications/push/v1/providers/custom';

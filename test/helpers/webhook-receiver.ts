@@ -9,8 +9,8 @@ export interface ReceivedDelivery {
   at: number;
 }
 
-/** How the receiver answers the n-th request (0-based): a status, after an optional delay. */
-export type Responder = (request: ReceivedDelivery, n: number) => { status: number; delayMs?: number };
+/** How the receiver answers the n-th request (0-based): a status, after an optional delay, with optional headers. */
+export type Responder = (request: ReceivedDelivery, n: number) => { status: number; delayMs?: number; headers?: Record<string, string> };
 
 /**
  * A real HTTP receiver on loopback for webhook tests: it records every request and answers as
@@ -72,6 +72,7 @@ export async function startReceiver(respond: Responder = () => ({ status: 200 })
       for (const check of [...waiters]) check();
       const reply = () => {
         res.statusCode = answer.status;
+        for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
         res.end('ok');
       };
       if (answer.delayMs) {
