@@ -15,7 +15,7 @@ import { GatewayBus } from './services/gateway/bus.js';
 import { Gateway } from './services/gateway/gateway.js';
 import { GatewayHub, groupsOfUsers } from './services/gateway/hub.js';
 import { Presence } from './services/gateway/presence.js';
-import { markOnlineMany } from './services/gateway/presence-online.js';
+import { friendsOfUsers, markOnlineMany } from './services/gateway/presence-online.js';
 import { Resumer } from './services/gateway/resume.js';
 import type { Revocations } from './services/gateway/revocations.js';
 import { Typing } from './services/gateway/typing.js';
@@ -84,6 +84,7 @@ export function createGateway(
     events,
     // Users connecting at once (a reconnect storm) are marked online together: one transaction a batch.
     markOnline: coalesced(markOnlineMany({ db: database.db, gateway: gatewayRows, users, events }, nodeId), { maxBatch: 500, maxInFlight: 2 }),
+    friendsOf: coalesced(friendsOfUsers(gatewayRows), { maxBatch: 500, maxInFlight: 2 }),
     committed: deps.committed,
     limits: { graceMs: config.presenceGraceMs, fanout: config.presenceFanout, lastActiveEveryMs: config.lastActiveEveryMs },
     log,

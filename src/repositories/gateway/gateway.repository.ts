@@ -16,13 +16,7 @@ export const ABOUT_USER_TRIGGERS = ['group_member_left', 'group_member_kicked', 
 export class GatewayRepository {
   constructor(private readonly db: Executor) {}
 
-  /** The groups the user is a member of (group_members_app_uid). */
-  async groupsOf(appId: string, uid: string, tx: Executor = this.db): Promise<string[]> {
-    const rows = await sql<{ guid: string }>`select guid from group_members where app_id = ${appId} and uid = ${uid}`.execute(tx);
-    return rows.rows.map((row) => row.guid);
-  }
-
-  /** The groups of each of the users (groupsOf for many, in one statement); a user of none is absent. */
+  /** The groups of each of the users (group_members_app_uid), in one statement; a user of none is absent. */
   async groupsOfMany(appId: string, uids: readonly string[], tx: Executor = this.db): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     if (uids.length === 0) return out;
@@ -35,17 +29,25 @@ export class GatewayRepository {
     return out;
   }
 
-  /** Up to `limit` of the user's friends (either direction). */
-  async friendsOf(appId: string, uid: string, limit: number, tx: Executor = this.db): Promise<string[]> {
-    if (limit <= 0) return [];
-    const rows = await sql<{ uid: string }>`
-      (select friend_uid as uid from friends where app_id = ${appId} and uid = ${uid} limit ${limit})
-      union
-      (select uid from friends where app_id = ${appId} and friend_uid = ${uid} limit ${limit})`.execute(tx);
-    return rows.rows.slice(0, limit).map((row) => row.uid);
+  /** Up to `limit` friends of each of the users (either direction), in one statement; a user with none is absent. */
+  async friendsOfMany(appId: string, uids: readonly string[], limit: number, tx: Executor = this.db): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (uids.length === 0 || limit <= 0) return out;
+    const rows = await sql<{ of: string; uid: string }>`
+      select u.uid as of, f.uid from unnest(${uids}::text[]) as u (uid) cross join lateral (
+        (select friend_uid as uid from friends where app_id = ${appId} and uid = u.uid limit ${limit})
+        union
+        (select uid from friends where app_id = ${appId} and friend_uid = u.uid limit ${limit})
+      ) f`.execute(tx);
+    for (const row of rows.rows) {
+      const friends = out.get(row.of);
+      if (!friends) out.set(row.of, [row.uid]);
+      else if (friends.length < limit) friends.push(row.uid);
+    }
+    return out;
   }
 
-  /** The user's groups and up to `limit` of their friends (friendsOf, groupsOf), in one round trip. */
+  /** The user's groups and up to `limit` of their friends (either direction), in one round trip. */
   async friendsAndGroupsOf(appId: string, uid: string, limit: number, tx: Executor = this.db): Promise<{ friends: string[]; groups: string[] }> {
     const rows = await sql<{ kind: 'f' | 'g'; id: string }>`
       select 'g' as kind, guid as id from group_members where app_id = ${appId} and uid = ${uid}

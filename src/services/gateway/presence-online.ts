@@ -76,3 +76,19 @@ export async function recordStatus(stores: Pick<StatusStores, 'events'>, appId: 
   }));
   await stores.events.record(appId, events, tx);
 }
+
+/** Up to `limit` friends of many users (each whose presence changed), one statement per app and limit; each its own answer, in order. */
+export function friendsOfUsers(gateway: Pick<GatewayRepository, 'friendsOfMany'>): (users: Array<{ appId: string; uid: string; limit: number }>) => Promise<string[][]> {
+  return async (users) => {
+    const groups = new Map<string, { appId: string; limit: number; uids: Set<string> }>();
+    for (const { appId, uid, limit } of users) {
+      const key = `${appId}\u0000${limit}`;
+      const group = groups.get(key);
+      if (group) group.uids.add(uid);
+      else groups.set(key, { appId, limit, uids: new Set([uid]) });
+    }
+    const found = new Map<string, Map<string, string[]>>();
+    for (const [key, { appId, limit, uids }] of groups) found.set(key, await gateway.friendsOfMany(appId, [...uids], limit));
+    return users.map(({ appId, uid, limit }) => found.get(`${appId}\u0000${limit}`)?.get(uid)?.slice() ?? []);
+  };
+}

@@ -45,6 +45,8 @@ export class Presence {
       events: EventsRepository;
       /** Marks a user online on this node (presence-online.ts; coalesced with other users' connections by the composition root). */
       markOnline: (item: OnlineItem) => Promise<OnlineOutcome>;
+      /** Up to `limit` of a user's friends (friendsOfUsers; coalesced with other users' by the composition root). */
+      friendsOf: (user: { appId: string; uid: string; limit: number }) => Promise<string[]>;
       /** Called after a status change committed (the event log's feeds are woken). */
       committed: () => void;
       limits: PresenceLimits;
@@ -155,9 +157,9 @@ export class Presence {
     try {
       const limit = this.deps.limits.fanout;
       // A user connected here: their groups are the index's (kept up to date from the log); else read with their friends in one round trip.
-      const here = connections.has(message.uid);
-      const { friends, groups } = here
-        ? { friends: await this.deps.gateway.friendsOf(message.app, message.uid, limit), groups: connections.groupsOf(message.uid) }
+      const indexed = connections.has(message.uid) ? [...connections.groupsOf(message.uid)] : undefined;
+      const { friends, groups } = indexed
+        ? { friends: await this.deps.friendsOf({ appId: message.app, uid: message.uid, limit }), groups: indexed }
         : await this.deps.gateway.friendsAndGroupsOf(message.app, message.uid, limit);
       const targets = new Set<string>();
       for (const uid of friends) if (targets.size < limit && connections.has(uid)) targets.add(uid);
