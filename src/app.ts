@@ -149,6 +149,7 @@ export async function buildApp(options: BuildAppOptions): Promise<ParleyApp> {
     feed: services.eventFeed,
     payloads: services.eventPayloads,
     authTokens: services.authTokens,
+    apps: services.apps,
     revocations: services.revocations,
     retentionMs: options.config.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_MS,
     retention: services.eventRetention,

@@ -1,18 +1,21 @@
 import crypto from 'node:crypto';
 import type { GatewayConfig } from './config.js';
+import { coalesced } from './db/batcher.js';
 import type { Database } from './db/database.js';
 import type { Logger } from './domain/context.js';
 import { EventsRepository } from './repositories/events.repository.js';
 import { GATEWAY_CHANNEL, GatewayRepository } from './repositories/gateway/gateway.repository.js';
 import { UsersRepository } from './repositories/users.repository.js';
+import type { AppsService } from './services/apps.service.js';
 import type { AuthTokensService } from './services/auth-tokens.service.js';
 import type { EventFeed } from './services/event-feed.js';
 import type { EventPayloads } from './services/event-payloads.js';
 import type { EventRetention } from './services/event-retention.js';
 import { GatewayBus } from './services/gateway/bus.js';
 import { Gateway } from './services/gateway/gateway.js';
-import { GatewayHub } from './services/gateway/hub.js';
+import { GatewayHub, groupsOfUsers } from './services/gateway/hub.js';
 import { Presence } from './services/gateway/presence.js';
+import { friendsOfUsers, markOnlineMany } from './services/gateway/presence-online.js';
 import { Resumer } from './services/gateway/resume.js';
 import type { Revocations } from './services/gateway/revocations.js';
 import { Typing } from './services/gateway/typing.js';
@@ -31,6 +34,8 @@ export function createGateway(
     feed: EventFeed;
     payloads: EventPayloads;
     authTokens: AuthTokensService;
+    /** The apps (a connection's app is checked as a REST request's is, through the credential cache). */
+    apps: Pick<AppsService, 'requireServed'>;
     revocations: Revocations;
     retentionMs: number;
     /** The event log's retention: it deletes deleted groups' members (for resumes) as old as the events. */
@@ -61,18 +66,25 @@ export function createGateway(
     feed: deps.feed,
     gateway: gatewayRows,
     resumer,
+    // The groups of users connecting at once, read together: one statement a batch.
+    groupsOf: coalesced(groupsOfUsers(gatewayRows), { maxBatch: 500, maxInFlight: 2 }),
     limits: { connectionsPerUser: config.connectionsPerUser, connectionsPerApp: config.connectionsPerApp, connectionsPerNode: config.connectionsPerNode, heartbeatMs: config.heartbeatMs },
     log,
   });
   const typing = new Typing({ hub, bus, gateway: gatewayRows, limits: { throttleMs: config.typingThrottleMs, expiryMs: config.typingExpiryMs, maxGroupSize: config.typingMaxGroupSize }, log });
+  const users = new UsersRepository(database.db);
+  const events = new EventsRepository(database.db);
   const presence = new Presence({
     db: database.db,
     nodeId,
     hub,
     bus,
     gateway: gatewayRows,
-    users: new UsersRepository(database.db),
-    events: new EventsRepository(database.db),
+    users,
+    events,
+    // Users connecting at once (a reconnect storm) are marked online together: one transaction a batch.
+    markOnline: coalesced(markOnlineMany({ db: database.db, gateway: gatewayRows, users, events }, nodeId), { maxBatch: 500, maxInFlight: 2 }),
+    friendsOf: coalesced(friendsOfUsers(gatewayRows), { maxBatch: 500, maxInFlight: 2 }),
     committed: deps.committed,
     limits: { graceMs: config.presenceGraceMs, fanout: config.presenceFanout, lastActiveEveryMs: config.lastActiveEveryMs },
     log,
@@ -80,7 +92,7 @@ export function createGateway(
   return new Gateway({
     authTokens: deps.authTokens,
     hub,
-    appExists: (appId) => gatewayRows.appExists(appId),
+    requireApp: (appId) => deps.apps.requireServed(appId),
     bus,
     typing,
     presence,

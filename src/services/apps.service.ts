@@ -139,8 +139,13 @@ export class AppsService {
     return { keyHash: tokenHash, scope: 'fullAccess', limits: await this.appLimits(ctx), kind: 'authToken' };
   }
 
+  /** Throws AUTH_ERR_INVALID_APPID unless the app is one of this region: read as a key's lookup is, and cached with it. */
+  async requireServed(appId: string): Promise<void> {
+    await this.appLimits({ appId });
+  }
+
   /** The app's own rate limits, read as a key's lookup is (and cached with it); the app must be of this region. */
-  private async appLimits(ctx: RequestContext): Promise<Credential['limits']> {
+  private async appLimits(ctx: Pick<RequestContext, 'appId'>): Promise<Credential['limits']> {
     const found = await this.deps.apps.getWithKey(ctx.appId, this.hashOf(''));
     if (!found || found.app.region !== this.deps.region) {
       throw new AppError('AUTH_ERR_INVALID_APPID', { params: { appId: ctx.appId, region: this.deps.region } });

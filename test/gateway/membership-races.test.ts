@@ -37,17 +37,15 @@ function setUp() {
       return () => {};
     },
   } as unknown as EventFeed;
-  const gateway = {
-    groupsOf: (_appId: string, uid: string) =>
+  const hub = new GatewayHub({
+    feed,
+    gateway: {} as GatewayRepository,
+    resumer: {} as Resumer,
+    groupsOf: ({ uid }) =>
       new Promise<string[]>((resolve) => {
         reads.push({ uid, answer: resolve });
         readStarted?.();
       }),
-  } as unknown as GatewayRepository;
-  const hub = new GatewayHub({
-    feed,
-    gateway,
-    resumer: {} as Resumer,
     limits: { connectionsPerUser: 10, connectionsPerApp: 10, connectionsPerNode: 10, heartbeatMs: 1_000 },
     log: silentLogger,
   });

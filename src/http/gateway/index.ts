@@ -39,7 +39,7 @@ export const gatewayRoutes: FastifyPluginAsync<{ gateway: Gateway; config: Gatew
   });
   const appOf = async (request: FastifyRequest) => {
     const appId = resolveAppId(request.hostname, appIdHeaderOf(request), tenancy);
-    await gateway.requireApp(appId, tenancy.region);
+    await gateway.requireApp(appId);
     return appId;
   };
   const wsApps = new WeakMap<FastifyRequest, string>();

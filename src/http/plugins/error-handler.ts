@@ -64,8 +64,10 @@ export function installErrorHandling(app: FastifyInstance, options: { bodyLimit:
       request.log.error({ err: error }, 'unhandled error');
       appError = new AppError('ERR_EXCEPTION');
     } else if (appError.status === 503) {
-      // Busy, timed out or shutting down: the state of the server, not a fault in it.
-      request.log.warn({ err: appError.cause ?? appError }, appError.message);
+      // Busy, timed out or shutting down: the state of the server, not a fault in it. A refusal
+      // of its own (no cause: a stopping server's, one per reconnecting client) is one line, no stack.
+      if (appError.cause === undefined) request.log.warn({ code: appError.code }, appError.message);
+      else request.log.warn({ err: appError.cause }, appError.message);
     } else if (appError.status >= 500) {
       request.log.error({ err: appError.cause ?? appError }, appError.message);
     }

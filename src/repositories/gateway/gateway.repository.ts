@@ -16,25 +16,52 @@ export const ABOUT_USER_TRIGGERS = ['group_member_left', 'group_member_kicked', 
 export class GatewayRepository {
   constructor(private readonly db: Executor) {}
 
-  /** Whether the app exists. */
-  async appExists(appId: string, tx: Executor = this.db): Promise<boolean> {
-    return (await sql`select 1 from apps where id = ${appId}`.execute(tx)).rows.length > 0;
+  /** The groups of each of the users (group_members_app_uid), in one statement; a user of none is absent. */
+  async groupsOfMany(appId: string, uids: readonly string[], tx: Executor = this.db): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (uids.length === 0) return out;
+    const rows = await sql<{ uid: string; guid: string }>`select uid, guid from group_members where app_id = ${appId} and uid = any(${uids}::text[])`.execute(tx);
+    for (const row of rows.rows) {
+      const groups = out.get(row.uid);
+      if (groups) groups.push(row.guid);
+      else out.set(row.uid, [row.guid]);
+    }
+    return out;
   }
 
-  /** The groups the user is a member of (group_members_app_uid). */
-  async groupsOf(appId: string, uid: string, tx: Executor = this.db): Promise<string[]> {
-    const rows = await sql<{ guid: string }>`select guid from group_members where app_id = ${appId} and uid = ${uid}`.execute(tx);
-    return rows.rows.map((row) => row.guid);
+  /** Up to `limit` friends of each of the users (either direction), in one statement; a user with none is absent. */
+  async friendsOfMany(appId: string, uids: readonly string[], limit: number, tx: Executor = this.db): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (uids.length === 0 || limit <= 0) return out;
+    const rows = await sql<{ of: string; uid: string }>`
+      select u.uid as of, f.uid from unnest(${uids}::text[]) as u (uid) cross join lateral (
+        (select friend_uid as uid from friends where app_id = ${appId} and uid = u.uid limit ${limit})
+        union
+        (select uid from friends where app_id = ${appId} and friend_uid = u.uid limit ${limit})
+      ) f`.execute(tx);
+    for (const row of rows.rows) {
+      const friends = out.get(row.of);
+      if (!friends) out.set(row.of, [row.uid]);
+      else if (friends.length < limit) friends.push(row.uid);
+    }
+    return out;
   }
 
-  /** Up to `limit` of the user's friends (either direction). */
-  async friendsOf(appId: string, uid: string, limit: number, tx: Executor = this.db): Promise<string[]> {
-    if (limit <= 0) return [];
-    const rows = await sql<{ uid: string }>`
-      (select friend_uid as uid from friends where app_id = ${appId} and uid = ${uid} limit ${limit})
-      union
-      (select uid from friends where app_id = ${appId} and friend_uid = ${uid} limit ${limit})`.execute(tx);
-    return rows.rows.slice(0, limit).map((row) => row.uid);
+  /** The user's groups and up to `limit` of their friends (either direction), in one round trip. */
+  async friendsAndGroupsOf(appId: string, uid: string, limit: number, tx: Executor = this.db): Promise<{ friends: string[]; groups: string[] }> {
+    const rows = await sql<{ kind: 'f' | 'g'; id: string }>`
+      select 'g' as kind, guid as id from group_members where app_id = ${appId} and uid = ${uid}
+      union all
+      (select 'f', friend_uid from friends where app_id = ${appId} and uid = ${uid} and ${limit} > 0 limit ${limit})
+      union all
+      (select 'f', uid from friends where app_id = ${appId} and friend_uid = ${uid} and ${limit} > 0 limit ${limit})`.execute(tx);
+    const friends = new Set<string>();
+    const groups: string[] = [];
+    for (const row of rows.rows) {
+      if (row.kind === 'g') groups.push(row.id);
+      else if (friends.size < limit) friends.add(row.id);
+    }
+    return { friends: [...friends], groups };
   }
 
   /** The group's member count, or undefined when there is no such group. */
@@ -105,23 +132,33 @@ export class GatewayRepository {
   }
 
   /**
-   * This node holds the user's connections: its presence row (refreshed). Answers whether the
-   * user was offline before (no row of any node, and their status offline), and sets them online.
+   * This node holds the users' connections: their presence rows (refreshed), in one statement
+   * for all of them. Answers, for each user that exists, whether they were offline before (their
+   * status offline), having set those online; their rows are locked in uid order (two nodes
+   * marking overlapping users cannot deadlock).
    */
-  async markOnline(appId: string, uid: string, nodeId: string, tx: Executor): Promise<{ wasOffline: boolean; lastActiveAt: Date | null } | undefined> {
-    const user = (
-      await sql<{ status: string; last_active_at: Date | null }>`
-        select status, last_active_at from users where app_id = ${appId} and uid = ${uid} for update`.execute(tx)
-    ).rows[0];
-    if (!user) return undefined;
-    await sql`insert into gateway_presence (app_id, uid, node_id) values (${appId}, ${uid}, ${nodeId})
+  async markOnline(appId: string, uids: readonly string[], nodeId: string, tx: Executor): Promise<Map<string, { wasOffline: boolean; lastActiveAt: Date | null }>> {
+    const out = new Map<string, { wasOffline: boolean; lastActiveAt: Date | null }>();
+    if (uids.length === 0) return out;
+    const users = (
+      await sql<{ uid: string; status: string; last_active_at: Date | null }>`
+        select uid, status, last_active_at from users where app_id = ${appId} and uid = any(${uids}::text[]) order by uid for update`.execute(tx)
+    ).rows;
+    if (users.length === 0) return out;
+    const present = users.map((user) => user.uid);
+    await sql`insert into gateway_presence (app_id, uid, node_id)
+              select ${appId}, u.uid, ${nodeId} from unnest(${present}::text[]) as u (uid)
               on conflict (app_id, uid, node_id) do update set seen_at = now()`.execute(tx);
-    if (user.status === 'online') return { wasOffline: false, lastActiveAt: user.last_active_at };
-    const row = (
-      await sql<{ last_active_at: Date }>`update users set status = 'online', last_active_at = now()
-                where app_id = ${appId} and uid = ${uid} returning last_active_at`.execute(tx)
-    ).rows[0]!;
-    return { wasOffline: true, lastActiveAt: row.last_active_at };
+    const offline: string[] = [];
+    for (const user of users) {
+      if (user.status === 'online') out.set(user.uid, { wasOffline: false, lastActiveAt: user.last_active_at });
+      else offline.push(user.uid);
+    }
+    if (offline.length === 0) return out;
+    const rows = await sql<{ uid: string; last_active_at: Date }>`update users set status = 'online', last_active_at = now()
+                where app_id = ${appId} and uid = any(${offline}::text[]) returning uid, last_active_at`.execute(tx);
+    for (const row of rows.rows) out.set(row.uid, { wasOffline: true, lastActiveAt: row.last_active_at });
+    return out;
   }
 
   /**

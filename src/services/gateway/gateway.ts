@@ -1,5 +1,4 @@
 import type { Logger, RequestContext } from '../../domain/context.js';
-import { AppError } from '../../domain/errors.js';
 import type { AuthTokensService } from '../auth-tokens.service.js';
 import type { GatewayBus } from './bus.js';
 import { CLOSE, type GatewayConnection } from './frames.js';
@@ -22,8 +21,8 @@ export class Gateway {
     private readonly deps: {
       authTokens: AuthTokensService;
       hub: GatewayHub;
-      /** Whether an app exists (a connection names its app before it authenticates). */
-      appExists: (appId: string) => Promise<boolean>;
+      /** Throws AUTH_ERR_INVALID_APPID unless the app is one this deployment serves (a connection names its app before it authenticates). */
+      requireApp: (appId: string) => Promise<void>;
       bus: GatewayBus;
       typing: Typing;
       presence: Presence;
@@ -44,9 +43,9 @@ export class Gateway {
     return this.deps.hub;
   }
 
-  /** Throws AUTH_ERR_INVALID_APPID unless the app exists. */
-  async requireApp(appId: string, region: string): Promise<void> {
-    if (!(await this.deps.appExists(appId))) throw new AppError('AUTH_ERR_INVALID_APPID', { params: { appId, region } });
+  /** Throws AUTH_ERR_INVALID_APPID unless the app exists (in this region). */
+  requireApp(appId: string): Promise<void> {
+    return this.deps.requireApp(appId);
   }
 
   /** The user a token is for (AUTH_ERR_EMPTY_AUTH_TOKEN, AUTH_ERR_AUTH_TOKEN_NOT_FOUND otherwise). */

@@ -49,6 +49,8 @@ export class GatewayHub {
       feed: EventFeed;
       gateway: GatewayRepository;
       resumer: Resumer;
+      /** A user's groups (groupsOfUsers; coalesced with other users' connections by the composition root). */
+      groupsOf: (user: { appId: string; uid: string }) => Promise<string[]>;
       limits: HubLimits;
       log: Logger;
     },
@@ -120,7 +122,7 @@ export class GatewayHub {
         if (!state.connections.has(conn.uid)) {
           reading = true;
           state.pending.begin(conn.uid);
-          groups = await this.deps.gateway.groupsOf(conn.appId, conn.uid);
+          groups = await this.deps.groupsOf({ appId: conn.appId, uid: conn.uid });
         }
         await state.ready;
         if (released) return release;
@@ -236,4 +238,19 @@ export class GatewayHub {
     attached.lastId = id;
     attached.conn.write(frame, eventId);
   }
+}
+
+/** The groups of many users (each connecting user's, to index them), one statement per app; each its own answer, in order. */
+export function groupsOfUsers(gateway: Pick<GatewayRepository, 'groupsOfMany'>): (users: Array<{ appId: string; uid: string }>) => Promise<string[][]> {
+  return async (users) => {
+    const byApp = new Map<string, string[]>();
+    for (const { appId, uid } of users) {
+      const uids = byApp.get(appId);
+      if (uids) uids.push(uid);
+      else byApp.set(appId, [uid]);
+    }
+    const found = new Map<string, Map<string, string[]>>();
+    for (const [appId, uids] of byApp) found.set(appId, await gateway.groupsOfMany(appId, [...new Set(uids)]));
+    return users.map(({ appId, uid }) => found.get(appId)?.get(uid)?.slice() ?? []);
+  };
 }

@@ -5,10 +5,10 @@ import type { Logger } from '../../domain/context.js';
 import type { EventsRepository } from '../../repositories/events.repository.js';
 import type { GatewayRepository } from '../../repositories/gateway/gateway.repository.js';
 import type { UsersRepository } from '../../repositories/users.repository.js';
-import { toUser } from '../views/users.view.js';
 import type { BusMessage, GatewayBus } from './bus.js';
 import { presenceFrame } from './frames.js';
 import type { GatewayHub } from './hub.js';
+import { type OnlineItem, type OnlineOutcome, recordStatus } from './presence-online.js';
 
 export interface PresenceLimits {
   graceMs: number;
@@ -43,6 +43,10 @@ export class Presence {
       gateway: GatewayRepository;
       users: UsersRepository;
       events: EventsRepository;
+      /** Marks a user online on this node (presence-online.ts; coalesced with other users' connections by the composition root). */
+      markOnline: (item: OnlineItem) => Promise<OnlineOutcome>;
+      /** Up to `limit` of a user's friends (friendsOfUsers; coalesced with other users' by the composition root). */
+      friendsOf: (user: { appId: string; uid: string; limit: number }) => Promise<string[]>;
       /** Called after a status change committed (the event log's feeds are woken). */
       committed: () => void;
       limits: PresenceLimits;
@@ -101,11 +105,7 @@ export class Presence {
     if (this.online.has(key)) return;
     this.online.add(key);
     this.queue(key, async () => {
-      const changed = await withTransaction(this.deps.db, 'gateway_online', async (tx) => {
-        const outcome = await this.deps.gateway.markOnline(appId, uid, this.deps.nodeId, tx);
-        if (outcome?.wasOffline) await this.record(appId, uid, 'online', tx);
-        return outcome?.wasOffline ? outcome.lastActiveAt : undefined;
-      });
+      const changed = await this.deps.markOnline({ appId, uid });
       if (changed !== undefined) this.changed(appId, uid, 'online', changed);
     });
   }
@@ -128,23 +128,11 @@ export class Presence {
     if (nodeId !== undefined) this.online.delete(`${appId}\u0000${uid}`);
     const changed = await withTransaction(this.deps.db, 'gateway_offline', async (tx) => {
       const outcome = await this.deps.gateway.markOffline(appId, uid, nodeId, tx);
-      if (outcome?.offline) await this.record(appId, uid, 'offline', tx);
+      const row = outcome?.offline ? await this.deps.users.get(appId, uid, tx) : undefined;
+      if (row) await recordStatus(this.deps, appId, [row], 'offline', tx);
       return outcome?.offline ? outcome.lastActiveAt : undefined;
     });
     if (changed !== undefined) this.changed(appId, uid, 'offline', changed);
-  }
-
-  private async record(appId: string, uid: string, status: 'online' | 'offline', tx: Parameters<EventsRepository['record']>[2]): Promise<void> {
-    const row = await this.deps.users.get(appId, uid, tx);
-    if (!row) return;
-    const data = {
-      timestamp: Date.now(),
-      user: toUser(row, { withTags: false }),
-      status,
-      currentConnection: { action: status === 'online' ? 'connected' : 'disconnected', platform: 'websocket', connectedAt: Math.floor(Date.now() / 1000) },
-      userPresenceChanged: true,
-    };
-    await this.deps.events.record(appId, [{ trigger: 'user_connection_status_changed', data }], tx);
   }
 
   private changed(appId: string, uid: string, status: 'online' | 'offline', lastActiveAt: Date | null): void {
@@ -168,7 +156,11 @@ export class Presence {
     if (!connections || this.deps.limits.fanout <= 0) return;
     try {
       const limit = this.deps.limits.fanout;
-      const [friends, groups] = await Promise.all([this.deps.gateway.friendsOf(message.app, message.uid, limit), this.deps.gateway.groupsOf(message.app, message.uid)]);
+      // A user connected here: their groups are the index's (kept up to date from the log); else read with their friends in one round trip.
+      const indexed = connections.has(message.uid) ? [...connections.groupsOf(message.uid)] : undefined;
+      const { friends, groups } = indexed
+        ? { friends: await this.deps.friendsOf({ appId: message.app, uid: message.uid, limit }), groups: indexed }
+        : await this.deps.gateway.friendsAndGroupsOf(message.app, message.uid, limit);
       const targets = new Set<string>();
       for (const uid of friends) if (targets.size < limit && connections.has(uid)) targets.add(uid);
       for (const guid of groups) for (const uid of connections.membersOf(guid)) if (targets.size < limit) targets.add(uid);
