@@ -28,6 +28,8 @@ interface Active {
  */
 export class Typing {
   private readonly active = new Map<string, Active>();
+  /** A start's checks under way, by key: starts and ends that arrive meanwhile wait for it, so frames keep their order. */
+  private readonly checking = new Map<string, Promise<void>>();
 
   constructor(
     private readonly deps: {
@@ -52,7 +54,17 @@ export class Typing {
       current.expiry.refresh();
       return;
     }
-    if (!current) await this.check(appId, uid, receiver, receiverType);
+    if (!current) {
+      let check = this.checking.get(key);
+      if (!check) {
+        const started = this.check(appId, uid, receiver, receiverType).finally(() => {
+          if (this.checking.get(key) === started) this.checking.delete(key);
+        });
+        check = started;
+        this.checking.set(key, check);
+      }
+      await check;
+    }
     // Checked meanwhile by another start of the same user: that one goes out.
     const again = this.active.get(key);
     if (again && again !== current) return;
@@ -69,7 +81,15 @@ export class Typing {
 
   /** `uid` stopped typing there (nothing goes out if they were not typing). */
   ended(appId: string, uid: string, receiver: string, receiverType: 'user' | 'group'): void {
-    this.end(activeKey(appId, uid, receiver, receiverType), appId, uid);
+    const key = activeKey(appId, uid, receiver, receiverType);
+    const check = this.checking.get(key);
+    // After the starts sent before it (their check runs): an end never overtakes its start.
+    if (check)
+      void check.then(
+        () => this.end(key, appId, uid),
+        () => undefined,
+      );
+    else this.end(key, appId, uid);
   }
 
   private end(key: string, appId: string, uid: string): void {
