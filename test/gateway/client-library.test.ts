@@ -6,6 +6,7 @@ import { DEFAULT_GATEWAY } from '../../src/config.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newToken } from '../helpers/client.js';
 import { newUids } from '../helpers/factories.js';
+import { listenOnLoopback, QUICK_FEED } from '../helpers/ws-client.js';
 
 // @parley/client against the real gateway on loopback: live events, and a dropped connection
 // resumed with every event sent meanwhile delivered once, in order.
@@ -13,9 +14,8 @@ import { newUids } from '../helpers/factories.js';
 let t: TestApp;
 let baseUrl: string;
 before(async () => {
-  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, presenceGraceMs: 50 }, eventFeedPace: { pollMs: 10, idlePollMs: 50 } });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, presenceGraceMs: 50 }, eventFeedPace: QUICK_FEED });
+  baseUrl = `http://127.0.0.1:${await listenOnLoopback(t)}`;
 });
 after(() => t.close());
 

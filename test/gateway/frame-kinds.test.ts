@@ -4,7 +4,8 @@ import { DEFAULT_GATEWAY } from '../../src/config.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newGroup, newUids, newUser } from '../helpers/factories.js';
-import { openAuthed, type WsClient } from '../helpers/ws-client.js';
+import { newToken } from '../helpers/client.js';
+import { openAuthed, type WsClient, listenOnLoopback, QUICK_FEED } from '../helpers/ws-client.js';
 
 // Every durable frame kind of a 1:1 conversation and of a group reaches its participants and
 // nobody else (docs/realtime.md, "Durable frames"): not another user of the app, not a user of
@@ -15,18 +16,15 @@ const ONE_TO_ONE = ['message_sent', 'message_edited', 'message_reaction_added', 
 let t: TestApp;
 let port: number;
 before(async () => {
-  t = await createTestApp({ gateway: DEFAULT_GATEWAY, eventFeedPace: { pollMs: 10, idlePollMs: 50 } });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (t.app.server.address() as { port: number }).port;
+  t = await createTestApp({ gateway: DEFAULT_GATEWAY, eventFeedPace: QUICK_FEED });
+  port = await listenOnLoopback(t);
 });
 after(async () => {
   await t.close();
 });
 
 async function connect(app: CreatedApp, uid: string): Promise<WsClient> {
-  const response = await t.call(app, `/v3/users/${uid}/auth_tokens`, { method: 'POST', body: {} });
-  assert.equal(response.statusCode, 200, response.body);
-  return openAuthed(port, app.appId, response.json().data.authToken);
+  return openAuthed(port, app.appId, await newToken(t, app, uid));
 }
 
 async function ok(app: CreatedApp, url: string, options: { method: 'POST' | 'PUT' | 'DELETE'; onBehalfOf?: string; body?: unknown }): Promise<any> {

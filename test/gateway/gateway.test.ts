@@ -4,16 +4,17 @@ import WebSocket from 'ws';
 import { DEFAULT_GATEWAY } from '../../src/config.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newGroup, newUids } from '../helpers/factories.js';
+import { newToken } from '../helpers/client.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
+import { listenOnLoopback, QUICK_FEED } from '../helpers/ws-client.js';
 
 // GET /v3/ws over a real socket on loopback: auth, hello, durable frames, resume, revocation.
 
 let t: TestApp;
 let port: number;
 before(async () => {
-  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, authTimeoutMs: 1_000, presenceGraceMs: 50 }, eventFeedPace: { pollMs: 10, idlePollMs: 50 } });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (t.app.server.address() as { port: number }).port;
+  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, authTimeoutMs: 1_000, presenceGraceMs: 50 }, eventFeedPace: QUICK_FEED });
+  port = await listenOnLoopback(t);
 });
 after(async () => {
   await t.close();
@@ -58,11 +59,7 @@ function connect(app: CreatedApp): Promise<Client> {
   });
 }
 
-async function tokenOf(app: CreatedApp, uid: string): Promise<string> {
-  const response = await t.call(app, `/v3/users/${uid}/auth_tokens`, { method: 'POST', body: {} });
-  assert.equal(response.statusCode, 200, response.body);
-  return response.json().data.authToken;
-}
+const tokenOf = (app: CreatedApp, uid: string) => newToken(t, app, uid);
 
 async function send(app: CreatedApp, from: string, to: string, text: string): Promise<string> {
   const response = await t.call(app, '/v3/messages', { method: 'POST', onBehalfOf: from, body: { receiver: to, receiverType: 'user', category: 'message', type: 'text', data: { text } } });

@@ -5,7 +5,8 @@ import { DEFAULT_GATEWAY } from '../../src/config.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newUids } from '../helpers/factories.js';
-import { openAuthed, openSocket, openSse, withDeadline } from '../helpers/ws-client.js';
+import { openAuthed, openSocket, openSse, withDeadline, listenOnLoopback, QUICK_FEED } from '../helpers/ws-client.js';
+import { newToken } from '../helpers/client.js';
 
 // A gateway connection's life (docs/realtime.md): the heartbeat and the idle close, resumes that
 // cannot be replayed (resync_required, then live), the SSE fallback, and the shutdown's 1012.
@@ -18,20 +19,15 @@ let port: number;
 before(async () => {
   t = await createTestApp({
     gateway: { ...DEFAULT_GATEWAY, heartbeatMs: IDLE_MS / 3, idleTimeoutMs: IDLE_MS, resumeMaxEvents: RESUME_MAX },
-    eventFeedPace: { pollMs: 10, idlePollMs: 50 },
+    eventFeedPace: QUICK_FEED,
   });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (t.app.server.address() as { port: number }).port;
+  port = await listenOnLoopback(t);
 });
 after(async () => {
   await t.close();
 });
 
-async function tokenOf(app: CreatedApp, uid: string): Promise<string> {
-  const response = await t.call(app, `/v3/users/${uid}/auth_tokens`, { method: 'POST', body: {} });
-  assert.equal(response.statusCode, 200, response.body);
-  return response.json().data.authToken;
-}
+const tokenOf = (app: CreatedApp, uid: string) => newToken(t, app, uid);
 
 async function send(app: CreatedApp, from: string, to: string, text: string): Promise<string> {
   const response = await t.call(app, '/v3/messages', { method: 'POST', onBehalfOf: from, body: { receiver: to, receiverType: 'user', category: 'message', type: 'text', data: { text } } });

@@ -6,6 +6,7 @@ import { DEFAULT_GATEWAY } from '../../src/config.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newUids } from '../helpers/factories.js';
 import { authenticate, closeAll, connected, openSocket, tokenOf, until, type LimitsClient } from '../helpers/ws-limits.js';
+import { listenOnLoopback, QUICK_FEED } from '../helpers/ws-client.js';
 
 // The gateway's limits (docs/realtime.md, "Limits") over real sockets on loopback, with small
 // bounds so that each is reached in a few frames: connections per user, app and node; frames a
@@ -32,9 +33,8 @@ const open = new Set<LimitsClient>();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 before(async () => {
-  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, ...LIMITS }, eventFeedPace: { pollMs: 10, idlePollMs: 50 } });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (t.app.server.address() as { port: number }).port;
+  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, ...LIMITS }, eventFeedPace: QUICK_FEED });
+  port = await listenOnLoopback(t);
 });
 afterEach(async () => {
   await closeAll(open);

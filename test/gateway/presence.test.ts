@@ -5,7 +5,8 @@ import { DEFAULT_GATEWAY } from '../../src/config.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newGroup, newUids } from '../helpers/factories.js';
-import { openAuthed } from '../helpers/ws-client.js';
+import { openAuthed, listenOnLoopback, QUICK_FEED } from '../helpers/ws-client.js';
+import { newToken } from '../helpers/client.js';
 
 // Presence on one node (docs/realtime.md, "Typing and presence"): online while a connection is,
 // offline a grace after the last, the user's status and lastActiveAt, presence frames to friends
@@ -17,19 +18,14 @@ const GRACE_MS = 1_000;
 let t: TestApp;
 let port: number;
 before(async () => {
-  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, presenceGraceMs: GRACE_MS }, eventFeedPace: { pollMs: 10, idlePollMs: 50 } });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (t.app.server.address() as { port: number }).port;
+  t = await createTestApp({ gateway: { ...DEFAULT_GATEWAY, presenceGraceMs: GRACE_MS }, eventFeedPace: QUICK_FEED });
+  port = await listenOnLoopback(t);
 });
 after(async () => {
   await t.close();
 });
 
-async function tokenOf(app: CreatedApp, uid: string): Promise<string> {
-  const response = await t.call(app, `/v3/users/${uid}/auth_tokens`, { method: 'POST', body: {} });
-  assert.equal(response.statusCode, 200, response.body);
-  return response.json().data.authToken;
-}
+const tokenOf = (app: CreatedApp, uid: string) => newToken(t, app, uid);
 
 const connect = async (app: CreatedApp, uid: string) => openAuthed(port, app.appId, await tokenOf(app, uid));
 

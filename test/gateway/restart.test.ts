@@ -6,7 +6,8 @@ import { DEFAULT_GATEWAY, type GatewayConfig } from '../../src/config.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestApp, TEST_DOMAIN, TEST_REGION, type TestApp } from '../helpers/app.js';
 import { newUids } from '../helpers/factories.js';
-import { openAuthed, withDeadline } from '../helpers/ws-client.js';
+import { openAuthed, withDeadline, listenOnLoopback, QUICK_FEED } from '../helpers/ws-client.js';
+import { newToken } from '../helpers/client.js';
 
 // Presence across a clean restart (docs/realtime.md, "Typing and presence"): a server that shuts
 // down hands its users over for the grace, so a client that reconnects to the next server within
@@ -22,28 +23,22 @@ let next: Awaited<ReturnType<typeof buildApp>>;
 let port: number;
 let nextPort: number;
 before(async () => {
-  t = await createTestApp({ gateway, eventFeedPace: { pollMs: 10, idlePollMs: 50 } });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (t.app.server.address() as { port: number }).port;
+  t = await createTestApp({ gateway, eventFeedPace: QUICK_FEED });
+  port = await listenOnLoopback(t);
   next = await buildApp({
     config: { region: TEST_REGION, domain: TEST_DOMAIN, bodyLimit: 1024 * 1024, authFailureLimits: { perAddress: 0, perApp: 0 }, gateway },
     database: t.database,
-    eventFeedPace: { pollMs: 10, idlePollMs: 50 },
+    eventFeedPace: QUICK_FEED,
     logger: false,
   });
-  await next.app.listen({ port: 0, host: '127.0.0.1' });
-  nextPort = (next.app.server.address() as { port: number }).port;
+  nextPort = await listenOnLoopback(next);
 });
 after(async () => {
   await next.app.close();
   await t.close();
 });
 
-async function tokenOf(app: CreatedApp, uid: string): Promise<string> {
-  const response = await t.call(app, `/v3/users/${uid}/auth_tokens`, { method: 'POST', body: {} });
-  assert.equal(response.statusCode, 200, response.body);
-  return response.json().data.authToken;
-}
+const tokenOf = (app: CreatedApp, uid: string) => newToken(t, app, uid);
 
 async function recorded(app: CreatedApp, uid: string): Promise<string[]> {
   const rows = await sql<{ status: string }>`

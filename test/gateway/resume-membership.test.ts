@@ -5,7 +5,8 @@ import { DEFAULT_GATEWAY } from '../../src/config.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newGroup, newUids } from '../helpers/factories.js';
-import { openAuthed } from '../helpers/ws-client.js';
+import { openAuthed, listenOnLoopback, QUICK_FEED } from '../helpers/ws-client.js';
+import { newToken } from '../helpers/client.js';
 
 // A resume across membership changes (docs/realtime.md, "Resume"): a member away while their
 // group was deleted is shown its group_deleted; one removed while away is shown what came before
@@ -15,19 +16,14 @@ import { openAuthed } from '../helpers/ws-client.js';
 let t: TestApp;
 let port: number;
 before(async () => {
-  t = await createTestApp({ gateway: DEFAULT_GATEWAY, eventFeedPace: { pollMs: 10, idlePollMs: 50 } });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (t.app.server.address() as { port: number }).port;
+  t = await createTestApp({ gateway: DEFAULT_GATEWAY, eventFeedPace: QUICK_FEED });
+  port = await listenOnLoopback(t);
 });
 after(async () => {
   await t.close();
 });
 
-async function tokenOf(app: CreatedApp, uid: string): Promise<string> {
-  const response = await t.call(app, `/v3/users/${uid}/auth_tokens`, { method: 'POST', body: {} });
-  assert.equal(response.statusCode, 200, response.body);
-  return response.json().data.authToken;
-}
+const tokenOf = (app: CreatedApp, uid: string) => newToken(t, app, uid);
 
 const connect = async (uid: string, lastEventId?: string) => openAuthed(port, t.appA.appId, await tokenOf(t.appA, uid), lastEventId);
 

@@ -4,7 +4,8 @@ import { DEFAULT_GATEWAY } from '../../src/config.js';
 import type { CreatedApp } from '../../src/services/apps.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { newGroup, newUids } from '../helpers/factories.js';
-import { openAuthed, withDeadline, type WsClient } from '../helpers/ws-client.js';
+import { newToken } from '../helpers/client.js';
+import { openAuthed, withDeadline, type WsClient, listenOnLoopback, QUICK_FEED } from '../helpers/ws-client.js';
 
 // Typing (docs/realtime.md, "Typing and presence"): one start per throttle per user and
 // conversation, the end by itself after the expiry or at the sender's last disconnect, none in
@@ -19,19 +20,16 @@ let port: number;
 before(async () => {
   t = await createTestApp({
     gateway: { ...DEFAULT_GATEWAY, typingThrottleMs: THROTTLE_MS, typingExpiryMs: EXPIRY_MS, typingMaxGroupSize: MAX_GROUP },
-    eventFeedPace: { pollMs: 10, idlePollMs: 50 },
+    eventFeedPace: QUICK_FEED,
   });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (t.app.server.address() as { port: number }).port;
+  port = await listenOnLoopback(t);
 });
 after(async () => {
   await t.close();
 });
 
 async function connect(app: CreatedApp, uid: string): Promise<WsClient> {
-  const response = await t.call(app, `/v3/users/${uid}/auth_tokens`, { method: 'POST', body: {} });
-  assert.equal(response.statusCode, 200, response.body);
-  return openAuthed(port, app.appId, response.json().data.authToken);
+  return openAuthed(port, app.appId, await newToken(t, app, uid));
 }
 
 const typing = (client: WsClient, type: 'typing_started' | 'typing_ended') => client.frames.filter((frame) => frame.type === type);

@@ -1,9 +1,19 @@
 import http from 'node:http';
 import WebSocket from 'ws';
+import type { TestApp } from './app.js';
 
 // Clients of the gateway (docs/realtime.md) over real sockets on loopback: a WebSocket on
 // GET /v3/ws and the SSE fallback GET /v3/me/events. Both keep every frame they got and let a
 // test wait for the first frame that matches (a generous deadline fails a hung test).
+
+/** The event feed's pace for gateway tests: events reach sockets within a few milliseconds. */
+export const QUICK_FEED = { pollMs: 10, idlePollMs: 50 };
+
+/** Starts the test app listening on a loopback port the OS picks; answers the port. */
+export async function listenOnLoopback(t: Pick<TestApp, 'app'>): Promise<number> {
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  return (t.app.server.address() as { port: number }).port;
+}
 
 /** How long a wait for a frame (or a close) lasts before the test fails. */
 export const FRAME_DEADLINE_MS = 5_000;
