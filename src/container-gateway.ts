@@ -53,6 +53,8 @@ export function createGateway(
     apps: () => gatewayRows.appsWithDeletedGroupMembers(),
     deleteBefore: (appId, cutoff, batch) => gatewayRows.deleteDeletedGroupMembersBefore(appId, cutoff, batch),
   });
+  // The groups of users connecting at once (and of those whose presence changed), read together: one statement a batch.
+  const groupsOf = coalesced(groupsOfUsers(gatewayRows), { maxBatch: 500, maxInFlight: 2 });
   const bus = new GatewayBus({
     nodeId,
     ...(database.engine === 'postgres'
@@ -66,8 +68,7 @@ export function createGateway(
     feed: deps.feed,
     gateway: gatewayRows,
     resumer,
-    // The groups of users connecting at once, read together: one statement a batch.
-    groupsOf: coalesced(groupsOfUsers(gatewayRows), { maxBatch: 500, maxInFlight: 2 }),
+    groupsOf,
     limits: { connectionsPerUser: config.connectionsPerUser, connectionsPerApp: config.connectionsPerApp, connectionsPerNode: config.connectionsPerNode, heartbeatMs: config.heartbeatMs },
     log,
   });
@@ -85,6 +86,7 @@ export function createGateway(
     // Users connecting at once (a reconnect storm) are marked online together: one transaction a batch.
     markOnline: coalesced(markOnlineMany({ db: database.db, gateway: gatewayRows, users, events }, nodeId), { maxBatch: 500, maxInFlight: 2 }),
     friendsOf: coalesced(friendsOfUsers(gatewayRows), { maxBatch: 500, maxInFlight: 2 }),
+    groupsOf,
     committed: deps.committed,
     limits: { graceMs: config.presenceGraceMs, fanout: config.presenceFanout, lastActiveEveryMs: config.lastActiveEveryMs },
     log,

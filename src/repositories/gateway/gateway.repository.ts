@@ -47,23 +47,6 @@ export class GatewayRepository {
     return out;
   }
 
-  /** The user's groups and up to `limit` of their friends (either direction), in one round trip. */
-  async friendsAndGroupsOf(appId: string, uid: string, limit: number, tx: Executor = this.db): Promise<{ friends: string[]; groups: string[] }> {
-    const rows = await sql<{ kind: 'f' | 'g'; id: string }>`
-      select 'g' as kind, guid as id from group_members where app_id = ${appId} and uid = ${uid}
-      union all
-      (select 'f', friend_uid from friends where app_id = ${appId} and uid = ${uid} and ${limit} > 0 limit ${limit})
-      union all
-      (select 'f', uid from friends where app_id = ${appId} and friend_uid = ${uid} and ${limit} > 0 limit ${limit})`.execute(tx);
-    const friends = new Set<string>();
-    const groups: string[] = [];
-    for (const row of rows.rows) {
-      if (row.kind === 'g') groups.push(row.id);
-      else if (friends.size < limit) friends.add(row.id);
-    }
-    return { friends: [...friends], groups };
-  }
-
   /** The group's member count, or undefined when there is no such group. */
   async groupSize(appId: string, guid: string, tx: Executor = this.db): Promise<number | undefined> {
     const row = (await sql<{ n: number }>`select members_count as n from groups where app_id = ${appId} and guid = ${guid}`.execute(tx)).rows[0];

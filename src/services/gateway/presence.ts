@@ -47,6 +47,8 @@ export class Presence {
       markOnline: (item: OnlineItem) => Promise<OnlineOutcome>;
       /** Up to `limit` of a user's friends (friendsOfUsers; coalesced with other users' by the composition root). */
       friendsOf: (user: { appId: string; uid: string; limit: number }) => Promise<string[]>;
+      /** A user's groups (groupsOfUsers: the hub's coalesced read, shared). */
+      groupsOf: (user: { appId: string; uid: string }) => Promise<string[]>;
       /** Called after a status change committed (the event log's feeds are woken). */
       committed: () => void;
       limits: PresenceLimits;
@@ -156,11 +158,12 @@ export class Presence {
     if (!connections || this.deps.limits.fanout <= 0) return;
     try {
       const limit = this.deps.limits.fanout;
-      // A user connected here: their groups are the index's (kept up to date from the log); else read with their friends in one round trip.
-      const indexed = connections.has(message.uid) ? [...connections.groupsOf(message.uid)] : undefined;
-      const { friends, groups } = indexed
-        ? { friends: await this.deps.friendsOf({ appId: message.app, uid: message.uid, limit }), groups: indexed }
-        : await this.deps.gateway.friendsAndGroupsOf(message.app, message.uid, limit);
+      // A user connected here: their groups are the index's (kept up to date from the log); else read (coalesced, as their friends).
+      const user = { appId: message.app, uid: message.uid };
+      const [friends, groups] = await Promise.all([
+        this.deps.friendsOf({ appId: message.app, uid: message.uid, limit }),
+        connections.has(message.uid) ? [...connections.groupsOf(message.uid)] : this.deps.groupsOf(user),
+      ]);
       const targets = new Set<string>();
       for (const uid of friends) if (targets.size < limit && connections.has(uid)) targets.add(uid);
       for (const guid of groups) for (const uid of connections.membersOf(guid)) if (targets.size < limit) targets.add(uid);
